@@ -1,0 +1,1 @@
+"""Persistence for acog-service: every byte that leaves the process lives here."""

@@ -1,0 +1,14 @@
+"""acog-service: streaming anomaly detection with cost-sensitive online learning.
+
+Layers (imports point down only):
+
+- ``service.api``      FastAPI routers and pydantic schemas (HTTP and WebSocket)
+- ``service.engine``   one runtime per model: learner + measures + ordering of updates
+- ``service.telemetry`` Prometheus collectors fed by the engine
+- ``service.learners`` pure maths, no I/O
+- ``service.measures`` running cost-sensitive measures
+- ``service.features`` request bodies to vectors (dense, sparse, named)
+- ``model_store``      every byte that leaves the process
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,65 @@
+"""The ``acog`` command: serve, evaluate, replay, export-openapi.
+
+Each subcommand's options are declared here; the work is done by the module that owns it,
+imported lazily so that ``acog --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _not_yet(name: str, issue: int) -> int:
+    print(f"acog {name}: not implemented yet (tracked in issue #{issue})", file=sys.stderr)
+    return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    return _not_yet("serve", 4)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    return _not_yet("evaluate", 3)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    return _not_yet("replay", 6)
+
+
+def _export_openapi(args: argparse.Namespace) -> int:
+    return _not_yet("export-openapi", 4)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acog",
+        description="Streaming anomaly detection with cost-sensitive second-order online learning.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the HTTP/WebSocket service (uvicorn)")
+    serve.add_argument("--host", default=None, help="bind address (default: ACOG_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default: ACOG_PORT or 8000)")
+    serve.set_defaults(func=_serve)
+
+    evaluate = sub.add_parser("evaluate", help="replay a data set through the learners (paper protocol)")
+    evaluate.set_defaults(func=_evaluate)
+
+    replay = sub.add_parser("replay", help="send a data set through a running service as live traffic")
+    replay.set_defaults(func=_replay)
+
+    export = sub.add_parser("export-openapi", help="write the service's OpenAPI document as YAML")
+    export.set_defaults(func=_export_openapi)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
