@@ -1,0 +1,32 @@
+"""The two cost-sensitive losses shared by COG, ACOG, SACOG and SSACOG.
+
+With ``rho_y = rho`` for ``y = +1`` and ``rho_y = 1`` for ``y = -1``:
+
+- loss I (uneven margin):  ``l = max(0, rho_y - y (mu . x))``,    gradient ``g = -y x``;
+- loss II (uneven slope):  ``l = rho_y max(0, 1 - y (mu . x))``, gradient ``g = -rho_y y x``.
+
+Both gradients are ``g = -c y x``; :func:`cost_sensitive_loss` returns ``(l, c)`` so each
+update can be written once for both losses.
+"""
+
+from __future__ import annotations
+
+from .jit import kernel
+
+LOSS_I = 1.0
+LOSS_II = 2.0
+
+
+@kernel
+def cost_sensitive_loss(kind: float, y: int, score: float, rho: float) -> tuple[float, float]:
+    """``(loss, c)`` with the gradient ``g = -c y x`` when ``loss > 0``."""
+    rho_y = rho if y > 0 else 1.0
+    margin = y * score
+    if kind == LOSS_I:
+        return max(0.0, rho_y - margin), 1.0
+    return rho_y * max(0.0, 1.0 - margin), rho_y
+
+
+def loss_code(loss: str) -> float:
+    """``"I"`` -> :data:`LOSS_I`, ``"II"`` -> :data:`LOSS_II`."""
+    return {"I": LOSS_I, "II": LOSS_II}[loss]

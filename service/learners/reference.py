@@ -1,0 +1,181 @@
+"""Readable reference implementations: the specification, transcribed into dense numpy.
+
+Each function below is one round of an algorithm exactly as ``docs/algorithms.md`` writes
+it, on dense vectors, with no attention to speed. The fast numba kernels are tested
+against these (``tests/learners/test_reference.py``); when the two disagree, this file is
+the one to believe. It is not used by the service.
+
+``run(algorithm, X, y, **params)`` replays a stream (predict, then learn) and returns the
+scores ``mu . x`` made before each update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def _rho(p: dict[str, Any], t_p: int, t_n: int) -> float:
+    if p.get("rho") == "laplace":
+        a = p.get("alpha_p", 0.5)
+        return float(a * (t_n + 1) / ((1 - a) * (t_p + 1)))
+    return float(p.get("rho", 1.0))
+
+
+def _loss_and_grad(
+    p: dict[str, Any], x: np.ndarray, y: int, s: float, rho: float
+) -> tuple[float, np.ndarray]:
+    rho_y = rho if y == 1 else 1.0
+    if p.get("loss", "II") == "I":
+        return max(0.0, rho_y - y * s), -y * x
+    return rho_y * max(0.0, 1.0 - y * s), -rho_y * y * x
+
+
+def _sign(s: float) -> int:
+    return 1 if s >= 0 else -1
+
+
+def perceptron(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    if _sign(m["w"] @ x) != y:
+        m["w"] = m["w"] + y * x
+
+
+def pa1(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    loss = max(0.0, 1 - y * (m["w"] @ x))
+    if loss > 0 and x @ x > 0:
+        tau = min(p.get("C", 1.0), loss / (x @ x))
+        m["w"] = m["w"] + tau * y * x
+
+
+def paum(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    tau_y = rho if y == 1 else 1.0
+    if y * (m["w"] @ x) <= tau_y:
+        m["w"] = m["w"] + y * x
+
+
+def cpapb(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    s = m["w"] @ x
+    if _sign(s) != y and x @ x > 0:
+        cost_y = rho if y == 1 else 1.0
+        loss = np.sqrt(cost_y) - y * s
+        m["w"] = m["w"] + loss / (x @ x) * y * x
+
+
+def romma(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    w = m["w"]
+    if _sign(w @ x) == y or x @ x == 0:
+        return
+    W, X, pp = w @ w, x @ x, w @ x
+    if W == 0:
+        m["w"] = y * x / X
+        return
+    den = X * W - pp**2
+    if den > 0:
+        c = (X * W - y * pp) / den
+        d = W * (y - pp) / den
+        m["w"] = c * w + d * x
+
+
+def arow(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    mu, Sigma = m["w"], m["Sigma"]
+    loss = max(0.0, 1 - y * (mu @ x))
+    if loss > 0:
+        v = x @ Sigma @ x
+        beta = 1 / (v + p.get("r", 1.0))
+        alpha = loss * beta
+        m["w"] = mu + alpha * y * (Sigma @ x)
+        m["Sigma"] = Sigma - beta * np.outer(Sigma @ x, Sigma @ x)
+
+
+def cog(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    loss, g = _loss_and_grad(p, x, y, m["w"] @ x, rho)
+    if loss > 0:
+        m["w"] = m["w"] - p.get("eta", 1.0) * g
+
+
+def acog(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    loss, g = _loss_and_grad(p, x, y, m["w"] @ x, rho)
+    if loss > 0:
+        Sigma, gamma = m["Sigma"], p.get("gamma", 1.0)
+        Sigma = Sigma - np.outer(Sigma @ x, Sigma @ x) / (gamma + x @ Sigma @ x)
+        m["Sigma"] = Sigma
+        m["w"] = m["w"] - p.get("eta", 1.0) * Sigma @ g
+
+
+def acog_diag(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    loss, g = _loss_and_grad(p, x, y, m["w"] @ x, rho)
+    if loss > 0:
+        m["s"] = 1 / (1 / m["s"] + x**2 / p.get("gamma", 1.0))
+        m["w"] = m["w"] - p.get("eta", 1.0) * (m["s"] * g)
+
+
+def _orth_rows(V: np.ndarray, inner: Callable[[np.ndarray, np.ndarray], float]) -> np.ndarray:
+    """Classical Gram-Schmidt, applied twice, rows in order; a vanishing row is dropped (zeroed)."""
+    Q = np.zeros_like(V)
+    for i, f in enumerate(V):
+        beta = f.copy()
+        for _ in range(2):
+            alpha = np.array([inner(q, beta) for q in Q[:i]])
+            beta = beta - (alpha @ Q[:i] if i else 0.0)
+        c = np.sqrt(inner(beta, beta))
+        Q[i] = beta / c if c > 0 else 0.0
+    return Q
+
+
+def sacog(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> None:
+    loss, g = _loss_and_grad(p, x, y, m["w"] @ x, rho)
+    xh = x / np.sqrt(p.get("gamma", 1.0))
+    m["t"] += 1
+    t = m["t"]
+    step = 1 / t
+    pv = m["V"] @ xh
+    m["Lam"] = (1 - step) * m["Lam"] + step * pv**2
+    m["V"] = _orth_rows(m["V"] + step * np.outer(pv, xh), lambda a, b: float(a @ b))
+    if loss > 0:
+        V, Lam = m["V"], m["Lam"]
+        coef = t * Lam / (1 + t * Lam)
+        m["w"] = m["w"] - p.get("eta", 1.0) * (g - V.T @ (coef * (V @ g)))
+
+
+STEPS: dict[str, Callable[[dict[str, Any], np.ndarray, int, dict[str, Any], float], None]] = {
+    "perceptron": perceptron,
+    "pa1": pa1,
+    "paum": paum,
+    "cpapb": cpapb,
+    "romma": romma,
+    "arow": arow,
+    "cog": cog,
+    "acog": acog,
+    "acog-diag": acog_diag,
+    "sacog": sacog,
+    "ssacog": sacog,  # the same model in exact arithmetic
+}
+
+
+def initial_model(algorithm: str, d: int, p: dict[str, Any]) -> dict[str, Any]:
+    m: dict[str, Any] = {"w": np.zeros(d)}
+    if algorithm in ("acog", "arow"):
+        m["Sigma"] = np.eye(d)
+    if algorithm == "acog-diag":
+        m["s"] = np.ones(d)
+    if algorithm in ("sacog", "ssacog"):
+        k = p.get("sketch_size", 5)
+        m.update(V=np.eye(k, d), Lam=np.zeros(k), t=0)
+    return m
+
+
+def run(algorithm: str, X: np.ndarray, y: np.ndarray, **params: Any) -> np.ndarray:
+    """Scores ``mu . x_t`` made before each round's update, over the rows of dense ``X``."""
+    X = np.asarray(X, dtype=np.float64)
+    if params.get("fit_intercept"):
+        X = np.hstack([X, np.full((X.shape[0], 1), params.get("intercept_value", 1.0))])
+    model = initial_model(algorithm, X.shape[1], params)
+    scores = np.empty(X.shape[0])
+    t_p = t_n = 0
+    for i, (x, label) in enumerate(zip(X, y, strict=True)):
+        scores[i] = model["w"] @ x
+        STEPS[algorithm](model, x, int(label), params, _rho(params, t_p, t_n))
+        t_p, t_n = t_p + (label == 1), t_n + (label != 1)
+    return scores

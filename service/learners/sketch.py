@@ -1,0 +1,286 @@
+"""SACOG and SSACOG: ACOG with an Oja sketch of the covariance.
+
+``inv(Sigma_t) = I + sum_i x_i x_i^T / gamma`` is approximated by a rank-``m`` sketch
+``S^T S``, so ``Sigma = I - S^T H S`` with ``H = inv(I_m + S S^T)``. With ``xh = x / sqrt(gamma)``,
+Oja's rule keeps eigenvalue estimates ``Lam`` and orthonormal directions ``V`` (m x d,
+init ``e_1..e_m``). Every labelled round (whatever the loss)::
+
+    t <- t + 1;  step = 1 / t;  p = V xh
+    Lam <- (1 - step) Lam + step p**2
+    V   <- orth_rows(V + step p xh^T)
+
+and, when the loss is positive, with ``coef = t Lam / (1 + t Lam)``::
+
+    mu <- mu - eta (g - V^T (coef * (V g)))
+
+**SACOG** stores ``V`` and ``mu`` densely: O(m^2 d) per round. **SSACOG** never forms
+them: ``V = F Z`` (F is m x m, Z only changes on the support of x, ``K = Z Z^T``) and
+``mu = w + Z^T b``, so a round costs O(m s + m^3) for ``s = nnz(x)``::
+
+    zx = Z xh;  t <- t + 1;  step = 1 / t;  p = F zx;  Lam <- (1 - step) Lam + step p**2
+    delta = step zx
+    K <- K + zx delta^T + delta zx^T + (xh.xh) delta delta^T
+    Z <- Z + delta xh^T
+    F <- orth_rows(F) in the inner product <a, b> = a^T K b
+    w <- w - xh (delta . b)                                  (every round: keeps mu fixed)
+    if loss > 0:  b <- b + eta F^T (coef * (F (Z g)));  w <- w - eta g
+
+Every ``remat_every`` rounds SSACOG re-materialises (``V = F Z``, ``b <- F^-T b``,
+``Z <- V``, ``F <- I``, ``K <- I``): O(m^2 d), rare, and it changes no prediction. In exact
+arithmetic SACOG and SSACOG produce the same ``mu`` from the same initial directions;
+the test suite checks that to 1e-8.
+
+Both orthonormalisations are classical Gram-Schmidt applied twice ("twice is enough"),
+rows in order, positive norms; a row whose norm vanishes is set to zero (dropped).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import driver
+from .acog import SECOND_ORDER_PARAMS
+from .base import Learner, positive_int
+from .driver import sparse_dot
+from .errors import InvalidParameter
+from .jit import kernel
+from .losses import cost_sensitive_loss, loss_code
+
+# ---------------------------------------------------------------- Gram-Schmidt, twice
+
+
+@kernel
+def orthonormalise_rows(V: np.ndarray) -> None:
+    """Rows of V orthonormal in the Euclidean inner product, in place (dense, O(m^2 d))."""
+    m = V.shape[0]
+    for i in range(m):
+        for _ in range(2):
+            alpha = V[:i] @ V[i]
+            for j in range(i):
+                V[i] -= alpha[j] * V[j]
+        norm = np.sqrt(V[i] @ V[i])
+        if norm > 0.0:
+            V[i] /= norm
+        else:
+            V[i] = 0.0
+
+
+@kernel
+def orthonormalise_rows_in(F: np.ndarray, K: np.ndarray) -> None:
+    """Rows of F orthonormal in ``<a, b> = a^T K b``, in place (the paper's Decompose, O(m^3))."""
+    m = F.shape[0]
+    for i in range(m):
+        for _ in range(2):
+            kf = K @ F[i]
+            alpha = F[:i] @ kf
+            for j in range(i):
+                F[i] -= alpha[j] * F[j]
+        norm2 = F[i] @ (K @ F[i])
+        if norm2 > 0.0:
+            F[i] /= np.sqrt(norm2)
+        else:
+            F[i] = 0.0
+
+
+# ---------------------------------------------------------------- SACOG (dense)
+
+SACOGState = namedtuple("SACOGState", ["counts", "w", "V", "lam", "t"])
+
+
+@kernel
+def sacog_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
+    return sparse_dot(st.w, idx, val)
+
+
+@kernel
+def sacog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+                 score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
+    eta, gamma, kind = hp[0], hp[1], hp[2]
+    mu, V, lam, tt = st.w, st.V, st.lam, st.t
+    m = V.shape[0]
+    loss, c = cost_sensitive_loss(kind, y, score, rho)
+
+    xh = val / np.sqrt(gamma)
+    tt[0] += 1
+    t = float(tt[0])
+    step = 1.0 / t
+    p = np.zeros(m)
+    for a in range(m):
+        for k in range(idx.shape[0]):
+            p[a] += V[a, idx[k]] * xh[k]
+    for a in range(m):
+        lam[a] = (1.0 - step) * lam[a] + step * p[a] * p[a]
+        for k in range(idx.shape[0]):
+            V[a, idx[k]] += step * p[a] * xh[k]
+    orthonormalise_rows(V)
+
+    if loss <= 0.0:
+        return loss, False
+    # mu <- mu - eta (g - V^T (coef * V g)) with g = -c y x
+    scaled = np.zeros(m)
+    for a in range(m):
+        vx = 0.0
+        for k in range(idx.shape[0]):
+            vx += V[a, idx[k]] * val[k]
+        scaled[a] = t * lam[a] / (1.0 + t * lam[a]) * vx
+    step_size = eta * c * y
+    for k in range(idx.shape[0]):
+        mu[idx[k]] += step_size * val[k]
+    mu -= step_size * (V.T @ scaled)
+    return loss, True
+
+
+# ---------------------------------------------------------------- SSACOG (sparse, factored)
+# ZT is Z transposed (d x m), so that a feature's column of Z is contiguous;
+# clock = [t, rounds since the last re-materialisation].
+
+SSACOGState = namedtuple("SSACOGState", ["counts", "w", "ZT", "F", "K", "b", "lam", "clock"])
+
+
+@kernel
+def z_times(ZT: np.ndarray, idx: np.ndarray, val: np.ndarray) -> np.ndarray:
+    """``Z x`` over the support of x: O(m s)."""
+    out = np.zeros(ZT.shape[1])
+    for k in range(idx.shape[0]):
+        out += ZT[idx[k]] * val[k]
+    return out
+
+
+@kernel
+def ssacog_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
+    """``mu . x = w . x + b . (Z x)``."""
+    return sparse_dot(st.w, idx, val) + st.b @ z_times(st.ZT, idx, val)
+
+
+@kernel
+def rematerialise(st: Any) -> bool:
+    """``V = F Z``, ``b <- F^-T b``, ``Z <- V``, ``F <- I``, ``K <- I`` (skipped if F is singular)."""
+    ZT, F, K, b = st.ZT, st.F, st.K, st.b
+    m = F.shape[0]
+    for a in range(m):
+        if F[a, a] == 0.0:
+            return False
+    # F is lower triangular (Gram-Schmidt only mixes in earlier rows), so F^T b' = b is
+    # solved by back substitution.
+    new_b = np.zeros(m)
+    for a in range(m - 1, -1, -1):
+        s = b[a]
+        for j in range(a + 1, m):
+            s -= F[j, a] * new_b[j]
+        new_b[a] = s / F[a, a]
+    ZT[:, :] = ZT @ F.T
+    b[:] = new_b
+    F[:, :] = np.eye(m)
+    K[:, :] = np.eye(m)
+    return True
+
+
+@kernel
+def ssacog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+                  score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
+    eta, gamma, kind, remat_every = hp[0], hp[1], hp[2], hp[3]
+    w, ZT, F, K, b, lam, clock = st.w, st.ZT, st.F, st.K, st.b, st.lam, st.clock
+    loss, c = cost_sensitive_loss(kind, y, score, rho)
+
+    xh = val / np.sqrt(gamma)
+    zx = z_times(ZT, idx, xh)
+    clock[0] += 1
+    t = float(clock[0])
+    step = 1.0 / t
+    p = F @ zx
+    lam[:] = (1.0 - step) * lam + step * p * p
+    delta = step * zx
+    xhxh = xh @ xh
+    K += np.outer(zx, delta) + np.outer(delta, zx) + xhxh * np.outer(delta, delta)
+    for k in range(idx.shape[0]):
+        ZT[idx[k]] += delta * xh[k]
+    orthonormalise_rows_in(F, K)
+    db = delta @ b
+    for k in range(idx.shape[0]):
+        w[idx[k]] -= xh[k] * db
+
+    if loss > 0.0:
+        coef = t * lam / (1.0 + t * lam)
+        zg = z_times(ZT, idx, val)  # Z x with the new Z; Z g = -c y Z x
+        step_size = eta * c * y
+        b -= step_size * (F.T @ (coef * (F @ zg)))
+        for k in range(idx.shape[0]):
+            w[idx[k]] += step_size * val[k]
+
+    clock[1] += 1
+    if clock[1] >= remat_every:
+        rematerialise(st)
+        clock[1] = 0
+    return loss, loss > 0.0
+
+
+# ---------------------------------------------------------------- the learner classes
+
+
+class _Sketched(Learner):
+    own_params: ClassVar = {**SECOND_ORDER_PARAMS, "sketch_size": (5, positive_int("sketch_size"))}
+
+    def _check_params(self) -> None:
+        m = self.params["sketch_size"]
+        if m > self.dim:
+            raise InvalidParameter(
+                "sketch_size", f"must be <= the dimension ({self.dim}), got {m}"
+            )
+
+    def _hyper(self) -> list[float]:
+        return [self.params["eta"], self.params["gamma"], loss_code(self.params["loss"])]
+
+    def _initial_directions(self) -> np.ndarray:
+        """``e_1 .. e_m`` as rows (the [decision]: deterministic initial directions)."""
+        return np.eye(self.params["sketch_size"], self.dim)
+
+
+class SACOG(_Sketched):
+    """Dense Oja-sketched ACOG: O(m^2 d) per round. The reference model for SSACOG."""
+
+    algorithm = "sacog"
+    state_type = SACOGState
+
+    def _init_arrays(self) -> dict[str, np.ndarray]:
+        m = self.params["sketch_size"]
+        return {
+            "w": np.zeros(self.dim),
+            "V": self._initial_directions(),
+            "lam": np.zeros(m),
+            "t": np.zeros(1, dtype=np.int64),
+        }
+
+
+class SSACOG(_Sketched):
+    """Sparse Oja-sketched ACOG: O(m nnz(x) + m^3) per round, never O(d) (but for the rare
+    re-materialisation every ``remat_every`` rounds)."""
+
+    algorithm = "ssacog"
+    own_params: ClassVar = {**_Sketched.own_params, "remat_every": (10_000, positive_int("remat_every"))}
+    state_type = SSACOGState
+
+    def _hyper(self) -> list[float]:
+        return [*super()._hyper(), float(self.params["remat_every"])]
+
+    def _init_arrays(self) -> dict[str, np.ndarray]:
+        m = self.params["sketch_size"]
+        return {
+            "w": np.zeros(self.dim),
+            "ZT": np.ascontiguousarray(self._initial_directions().T),
+            "F": np.eye(m),
+            "K": np.eye(m),
+            "b": np.zeros(m),
+            "lam": np.zeros(m),
+            "clock": np.zeros(2, dtype=np.int64),
+        }
+
+    def weights(self) -> np.ndarray:
+        """``mu = w + Z^T b`` (O(m d): for inspection, never on the hot path)."""
+        return self._arrays["w"] + self._arrays["ZT"] @ self._arrays["b"]
+
+
+driver.register(SACOGState, sacog_score, sacog_update)
+driver.register(SSACOGState, ssacog_score, ssacog_update)
