@@ -21,7 +21,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    return _not_yet("evaluate", 3)
+    from .evaluate_cli import run_evaluate
+
+    return run_evaluate(args)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -44,7 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None, help="port (default: ACOG_PORT or 8000)")
     serve.set_defaults(func=_serve)
 
-    evaluate = sub.add_parser("evaluate", help="replay a data set through the learners (paper protocol)")
+    evaluate = sub.add_parser(
+        "evaluate",
+        help="replay a data set through the learners (the paper's protocol)",
+        description="Replay a data set as a stream (predict, then learn every label at once) over "
+        "several permutations and print the paper's columns, mean ± sample std.",
+    )
+    from .evaluate_cli import add_arguments
+
+    add_arguments(evaluate)
     evaluate.set_defaults(func=_evaluate)
 
     replay = sub.add_parser("replay", help="send a data set through a running service as live traffic")

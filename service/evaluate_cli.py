@@ -1,0 +1,153 @@
+"""``acog evaluate``: command-line options and output for :mod:`service.evaluate`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from typing import Any
+
+from tqdm import tqdm
+
+from . import evaluate as ev
+from .datasets import load
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not values or any(not v > 0 for v in values):
+        raise argparse.ArgumentTypeError(f"every value must be > 0, got {text!r}")
+    return values
+
+
+PAPER_GRID = tuple(10.0**k for k in range(-5, 6))
+
+
+def _grid(text: str) -> tuple[float, ...]:
+    return PAPER_GRID if text == "grid" else _floats(text)
+
+
+def _rho(text: str) -> float | str:
+    if text in ("true", "laplace"):
+        return text
+    return _floats(text)[0]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dataset",
+        help="a shared data set name (german, a9a, ijcnn1, mushrooms, "
+        "australian, dna, usps, sklearn:breast_cancer, river:phishing) or a file: "
+        "LIBSVM text (plain/.gz/.bz2/.xz), a german.mat-style .mat, ESL zip.*",
+    )
+    parser.add_argument(
+        "--algorithms",
+        default="paper",
+        help='"paper" (Table II rows), "all" (adds SACOG/SSACOG) or a comma list '
+        "such as acog-II,acog-diag-I,ssacog,perceptron (no suffix = both losses)",
+    )
+    parser.add_argument("--metric", choices=["sum", "cost", "both"], default="both")
+    parser.add_argument(
+        "--eta",
+        type=_grid,
+        default=(100.0,),
+        help='learning rate(s), comma list or "grid" (1e-5..1e5); several are swept',
+    )
+    parser.add_argument("--C", type=_grid, default=(10.0,), help="PA-I aggressiveness, swept like --eta")
+    parser.add_argument("--r", type=_grid, default=(0.1,), help="AROW regulariser, swept like --eta")
+    parser.add_argument("--gamma", type=float, default=1.0)
+    parser.add_argument("--sketch-size", type=int, default=5)
+    parser.add_argument("--alpha-p", type=float, default=0.5, help="weight of sensitivity in sum")
+    parser.add_argument("--c-p", type=float, default=0.9, help="cost of a missed positive")
+    parser.add_argument(
+        "--rho",
+        type=_rho,
+        default="true",
+        help='sum runs: "true" (T_n/T_p of the data), "laplace" (online estimate) '
+        "or a number; cost runs use c_p/c_n unless a number is given",
+    )
+    parser.add_argument("--permutations", type=int, default=20)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the permutations (default: the data set's own, e.g. german.mat's ID_ALL)",
+    )
+    parser.add_argument(
+        "--intercept", action="store_true", help="append a constant feature (off in the paper)"
+    )
+    parser.add_argument("--no-normalize", action="store_true", help="skip the unit-L2 scaling of examples")
+    parser.add_argument("--datasets-dir", default=None, help="where the shared data sets live")
+    parser.add_argument("--json", action="store_true", help="print machine-readable results")
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    data = load(args.dataset, datasets_dir=args.datasets_dir)
+    variants = ev.parse_variants(args.algorithms)
+    metrics: list[ev.Metric] = ["sum", "cost"] if args.metric == "both" else [args.metric]
+    settings = ev.Settings(
+        eta=args.eta,
+        C=args.C,
+        r=args.r,
+        gamma=args.gamma,
+        sketch_size=args.sketch_size,
+        alpha_p=args.alpha_p,
+        c_p=args.c_p,
+        rho=args.rho,
+        fit_intercept=args.intercept,
+        normalize=not args.no_normalize,
+    )
+    orders = ev.permutations(data, args.permutations, args.seed)
+    bar = tqdm(
+        total=ev.total_runs(variants, metrics, settings, len(orders)),
+        disable=not sys.stderr.isatty(),
+        unit="run",
+        desc=data.name,
+        file=sys.stderr,
+    )
+    results, everything = [], []
+    with bar:
+        for variant, metric, best, tried in ev.evaluate(
+            data, variants, metrics, settings, orders, bar.update
+        ):
+            results.append((variant, metric, best))
+            everything.append(
+                {
+                    "algorithm": variant.label,
+                    "metric": metric,
+                    "best": best.summary(),
+                    "tried": [t.summary() for t in tried],
+                }
+            )
+    if args.json:
+        json.dump(_document(args, data, orders, everything), sys.stdout, indent=2, default=str)
+        print()
+    else:
+        source = "the data set's own" if args.seed is None and data.permutations is not None else "seeded"
+        print(
+            f"{data.name}: {data.n_samples} x {data.n_features}, {data.n_positive}:{data.n_negative} "
+            f"(+1:-1), {len(orders)} {source} permutations"
+        )
+        print(ev.format_table(results, metrics))
+    return 0
+
+
+def _document(args: argparse.Namespace, data: Any, orders: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "dataset": {
+            "name": data.name,
+            "rows": data.n_samples,
+            "features": data.n_features,
+            "positives": data.n_positive,
+            "negatives": data.n_negative,
+            "source": str(data.source),
+        },
+        "permutations": len(orders),
+        "command": " ".join(sys.argv),
+        "python": platform.python_version(),
+        "results": rows,
+    }
