@@ -1,7 +1,8 @@
 """Persistence for acog-service: every byte that leaves the process lives here.
 
-Checkpoint state is encoded with :func:`encode_state` / :func:`decode_state`.
-Nothing here imports ``service``.
+The engine depends on :class:`ModelStore` (see ``docs/store-contract.md``), implemented by
+:class:`RedisModelStore`, and encodes checkpoint state with :func:`encode_state` /
+:func:`decode_state`. Nothing here imports ``service``.
 """
 
 from .codec import (
@@ -13,6 +14,7 @@ from .codec import (
     decode_state,
     encode_state,
 )
+from .connection import ConnectionSettings
 from .examples import Example, ExampleDecodeError, decode_example, encode_example
 from .ids import (
     InvalidModelName,
@@ -23,16 +25,47 @@ from .ids import (
     parse_stream_id,
     validate_model_name,
 )
+from .protocol import (
+    AppendResult,
+    Checkpoint,
+    LabelOutcome,
+    LabelResult,
+    LabelStatus,
+    LogEntry,
+    LogInfo,
+    ModelRecord,
+    ModelStore,
+    PendingLimitExceeded,
+    PendingPrediction,
+    StoreError,
+    StoreUnavailable,
+)
+from .redis_store import RedisModelStore
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AppendResult",
+    "Checkpoint",
     "CodecError",
+    "ConnectionSettings",
     "CorruptBlob",
     "Example",
     "ExampleDecodeError",
     "InvalidModelName",
+    "LabelOutcome",
+    "LabelResult",
+    "LabelStatus",
+    "LogEntry",
+    "LogInfo",
+    "ModelRecord",
+    "ModelStore",
+    "PendingLimitExceeded",
+    "PendingPrediction",
     "PredictionId",
     "PredictionIdError",
+    "RedisModelStore",
+    "StoreError",
+    "StoreUnavailable",
     "UnencodableValue",
     "UnsupportedVersion",
     "decode_example",
