@@ -1,7 +1,7 @@
 """Persistence for acog-service: every byte that leaves the process lives here.
 
-The engine depends on :class:`ModelStore` (see ``docs/store-contract.md``), implemented by
-:class:`RedisModelStore`, and encodes checkpoint state with :func:`encode_state` /
+The engine depends on :class:`ModelStore` (see ``docs/store-contract.md``), gets one from
+:func:`open_store`, and encodes checkpoint state with :func:`encode_state` /
 :func:`decode_state`. Nothing here imports ``service``.
 """
 
@@ -15,6 +15,7 @@ from .codec import (
     encode_state,
 )
 from .connection import ConnectionSettings
+from .embedded import EmbeddedRedis
 from .examples import Example, ExampleDecodeError, decode_example, encode_example
 from .ids import (
     InvalidModelName,
@@ -41,6 +42,7 @@ from .protocol import (
     StoreUnavailable,
 )
 from .redis_store import RedisModelStore
+from .startup import open_store
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -49,6 +51,7 @@ __all__ = [
     "CodecError",
     "ConnectionSettings",
     "CorruptBlob",
+    "EmbeddedRedis",
     "Example",
     "ExampleDecodeError",
     "InvalidModelName",
@@ -73,6 +76,7 @@ __all__ = [
     "encode_example",
     "encode_state",
     "make_prediction_id",
+    "open_store",
     "parse_prediction_id",
     "parse_stream_id",
     "validate_model_name",
