@@ -201,10 +201,14 @@ class ModelStore(Protocol):
         done_ttl_seconds: float,
         label_window_seconds: float,
     ) -> LabelResult:
-        """Resolve ``(prediction_id, y)`` labels and append their events, atomically.
+        """Resolve ``(prediction_id, y)`` labels (y is +1/-1) and append their events, atomically.
 
         Returns one outcome per item and every log entry after ``applied_up_to`` (exclusive)
-        up to the newest, the caller's own events included, in stream order.
+        up to the newest, the caller's own events and other writers' included, in stream
+        order. ``label_window_seconds`` must be the ``ttl_seconds`` the predictions were
+        stored with: an id without a pending prediction is ``expired`` when it is older than
+        that, else ``unknown``. ``done_ttl_seconds`` is how long a labelled id answers
+        ``duplicate``; make it at least the window.
         """
         ...
 
