@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import InvalidInput
+from .jit import kernel
 
 SparseVector = tuple[np.ndarray, np.ndarray]
 """``(indices, values)``: int64 strictly increasing, float64 non-zero."""
@@ -50,9 +51,13 @@ def _from_dense(x: Any, n_features: int) -> SparseVector:
         raise InvalidInput("x", f"must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_features:
         raise InvalidInput("x", f"has length {arr.shape[0]}, expected n_features = {n_features}")
-    values = _as_float(arr, "x")
-    indices = np.flatnonzero(values)
-    return indices.astype(np.int64, copy=False), values[indices]
+    values = np.ascontiguousarray(arr, dtype=np.float64) if _numeric(arr) else None
+    if values is None:
+        raise InvalidInput("x", f"must be numeric, got dtype {arr.dtype}")
+    status, idx, val = dense_support(values)
+    if status != OK:
+        raise InvalidInput("x", "contains NaN or inf")
+    return idx, val
 
 
 def _from_pair(indices: Any, values: Any, n_features: int) -> SparseVector:
@@ -69,9 +74,11 @@ def _from_pair(indices: Any, values: Any, n_features: int) -> SparseVector:
         )
     if idx.size and not np.issubdtype(idx.dtype, np.integer):
         raise InvalidInput("x", f"sparse indices must be integers, got dtype {idx.dtype}")
-    idx = idx.astype(np.int64)
-    val = _as_float(val, "x")
-    return _sorted_support(idx, val, n_features)
+    if not _numeric(val):
+        raise InvalidInput("x", f"must be numeric, got dtype {val.dtype}")
+    return _checked(
+        np.ascontiguousarray(idx, dtype=np.int64), np.ascontiguousarray(val, dtype=np.float64), n_features
+    )
 
 
 def _from_scipy(x: Any, n_features: int) -> SparseVector:
@@ -80,41 +87,90 @@ def _from_scipy(x: Any, n_features: int) -> SparseVector:
     if x.shape[1] != n_features:
         raise InvalidInput("x", f"has {x.shape[1]} columns, expected n_features = {n_features}")
     coo = sp.coo_matrix(x)
+    if not _numeric(coo.data):
+        raise InvalidInput("x", f"must be numeric, got dtype {coo.data.dtype}")
     idx = np.asarray(coo.col, dtype=np.int64)
-    val = _as_float(np.asarray(coo.data), "x")
+    val = np.asarray(coo.data, dtype=np.float64)
     if np.unique(idx).size != idx.size:  # scipy allows repeats meaning a sum; make it explicit
         order = np.argsort(idx, kind="stable")
         idx, first = np.unique(idx[order], return_index=True)
         val = np.add.reduceat(val[order], first)
-    return _sorted_support(idx, val, n_features)
+    return _checked(idx, val, n_features)
 
 
-def _sorted_support(idx: np.ndarray, val: np.ndarray, n_features: int) -> SparseVector:
-    if idx.size:
-        lo, hi = int(idx.min()), int(idx.max())
-        if lo < 0 or hi >= n_features:
-            bad = lo if lo < 0 else hi
-            raise InvalidInput("x", f"index {bad} is outside [0, {n_features})")
-        if np.any(np.diff(idx) <= 0):
-            order = np.argsort(idx, kind="stable")
-            idx, val = idx[order], val[order]
-            if np.any(np.diff(idx) == 0):
-                raise InvalidInput("x", "a sparse index appears more than once")
-    keep = val != 0.0
-    if not keep.all():
-        idx, val = idx[keep], val[keep]
-    return np.ascontiguousarray(idx), np.ascontiguousarray(val)
+def _numeric(arr: np.ndarray) -> bool:
+    return arr.dtype != np.bool_ and (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    )
 
 
-def _as_float(arr: np.ndarray, field: str) -> np.ndarray:
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number):
-        raise InvalidInput(field, f"must be numeric, got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise InvalidInput(field, "must be real, got complex values")
-    values = np.array(arr, dtype=np.float64, copy=True)
-    if not np.isfinite(values).all():
-        raise InvalidInput(field, "contains NaN or inf")
-    return values
+OK, NOT_FINITE, OUT_OF_RANGE, REPEATED = 0, 1, 2, 3
+
+
+def _checked(idx: np.ndarray, val: np.ndarray, n_features: int) -> SparseVector:
+    status, out_idx, out_val, bad = sorted_support(idx, val, n_features)
+    if status == NOT_FINITE:
+        raise InvalidInput("x", "contains NaN or inf")
+    if status == OUT_OF_RANGE:
+        raise InvalidInput("x", f"index {bad} is outside [0, {n_features})")
+    if status == REPEATED:
+        raise InvalidInput("x", "a sparse index appears more than once")
+    return out_idx, out_val
+
+
+@kernel
+def dense_support(values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(status, indices, values)`` of the non-zeros of a dense vector, in one pass."""
+    n = 0
+    for v in values:
+        if not np.isfinite(v):
+            return NOT_FINITE, np.empty(0, np.int64), np.empty(0, np.float64)
+        n += v != 0.0
+    idx = np.empty(n, np.int64)
+    val = np.empty(n, np.float64)
+    k = 0
+    for i in range(values.shape[0]):
+        if values[i] != 0.0:
+            idx[k] = i
+            val[k] = values[i]
+            k += 1
+    return OK, idx, val
+
+
+@kernel
+def sorted_support(
+    idx: np.ndarray, val: np.ndarray, n_features: int
+) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """Check a sparse pair and return it sorted by index with zeros dropped (fresh arrays).
+
+    ``(status, indices, values, offending index)``: NaN/inf, an index outside
+    ``[0, n_features)`` or a repeated index give a non-zero status.
+    """
+    n = idx.shape[0]
+    in_order = True
+    for k in range(n):
+        if not np.isfinite(val[k]):
+            return NOT_FINITE, idx[:0].copy(), val[:0].copy(), 0
+        if idx[k] < 0 or idx[k] >= n_features:
+            return OUT_OF_RANGE, idx[:0].copy(), val[:0].copy(), idx[k]
+        if k and idx[k] <= idx[k - 1]:
+            in_order = False
+    order = np.arange(n) if in_order else np.argsort(idx, kind="mergesort")
+    kept = 0
+    for k in range(n):
+        if k and idx[order[k]] == idx[order[k - 1]]:
+            return REPEATED, idx[:0].copy(), val[:0].copy(), idx[order[k]]
+        kept += val[order[k]] != 0.0
+    out_idx = np.empty(kept, np.int64)
+    out_val = np.empty(kept, np.float64)
+    j = 0
+    for k in range(n):
+        v = val[order[k]]
+        if v != 0.0:
+            out_idx[j] = idx[order[k]]
+            out_val[j] = v
+            j += 1
+    return OK, out_idx, out_val, 0
 
 
 def with_intercept(vector: SparseVector, index: int, value: float) -> SparseVector:
