@@ -17,7 +17,27 @@ def _not_yet(name: str, issue: int) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    return _not_yet("serve", 4)
+    import logging
+
+    import uvicorn
+
+    from .api import create_app
+    from .settings import Settings
+
+    settings = Settings()
+    host = args.host or settings.host
+    port = settings.port if args.port is None else args.port
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        ws_max_size=4 * settings.ws_max_message_bytes,
+        timeout_graceful_shutdown=20,
+    )
+    return 0
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -31,7 +51,16 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _export_openapi(args: argparse.Namespace) -> int:
-    return _not_yet("export-openapi", 4)
+    from .openapi import export
+
+    text = export()
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w") as out:
+            out.write(text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=_replay)
 
     export = sub.add_parser("export-openapi", help="write the service's OpenAPI document as YAML")
+    export.add_argument("--output", "-o", default="openapi.yaml", help='file to write, or "-" for stdout')
     export.set_defaults(func=_export_openapi)
     return parser
 

@@ -61,6 +61,8 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from .normalization import unit_l2_rows
+
 __all__ = [
     "REGISTRY",
     "Dataset",
@@ -624,24 +626,15 @@ def load(
 def l2_normalize(X: sp.spmatrix | sp.sparray | np.ndarray) -> sp.csr_matrix:
     """Scale every row to unit L2 norm; all-zero rows stay zero. Returns a new canonical CSR matrix.
 
-    The input is never modified. Norms are computed after dividing each row by its largest
-    absolute value, so tiny (subnormal) and huge rows normalise without underflow or overflow.
+    The input is never modified. The kernel is :func:`service.normalization.unit_l2_rows`, the
+    one the service applies to requests, so these rows and the same rows sent through the API
+    are bit-identical. Each row is divided by its largest absolute value before its norm is
+    taken, so tiny (subnormal) and huge rows normalise without underflow or overflow.
     """
     out = sp.csr_matrix(X, dtype=np.float64, copy=True)
     out.sum_duplicates()
     out.eliminate_zeros()
-    if out.nnz == 0:
-        return out
-    counts = np.diff(out.indptr)
-    nonempty = counts > 0
-    starts = out.indptr[:-1][nonempty]
-    absdata = np.abs(out.data)
-    scale = np.ones(out.shape[0])
-    scale[nonempty] = np.maximum.reduceat(absdata, starts)
-    scaled = out.data / np.repeat(scale, counts)
-    norm = np.ones(out.shape[0])
-    norm[nonempty] = np.sqrt(np.add.reduceat(scaled * scaled, starts))
-    out.data = scaled / np.repeat(norm, counts)
+    out.data = unit_l2_rows(out.indptr.astype(np.int64), out.data)
     return out
 
 

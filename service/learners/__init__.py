@@ -18,7 +18,8 @@ from typing import Any
 
 from .acog import ACOG, ACOGDiag
 from .arow import AROW
-from .base import Learner, StreamResult, UpdateInfo
+from .base import Learner, OnlineLearner, StreamResult, UpdateInfo
+from .ensemble import DEFAULT_GRID, EtaGrid
 from .errors import InvalidInput, InvalidParameter
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
 from .sketch import SACOG, SSACOG
@@ -29,23 +30,44 @@ ALGORITHMS: dict[str, type[Learner]] = {
 }
 
 
-def create(algorithm: str, n_features: int, **params: Any) -> Learner:
+ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window")
+
+
+def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
     """A fresh learner. Raises :class:`InvalidParameter` (a ``ValueError``) naming the
-    parameter for an unknown algorithm or parameter, or a value out of range."""
+    parameter for an unknown algorithm or parameter, or a value out of range.
+
+    ``eta="auto"`` gives an :class:`EtaGrid` over ``eta_grid`` (default
+    ``{0.01, 0.1, 1, 10, 100}``) that follows the member with the best running
+    ``objective`` (``"sum"`` with ``alpha_p`` or ``"cost"`` with ``c_p``), over all labels
+    (``selection="leader"``) or the last ``window`` ones (``selection="window"``).
+    """
     try:
         cls = ALGORITHMS[algorithm]
     except (KeyError, TypeError):
         raise InvalidParameter(
             "algorithm", f"unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})"
         ) from None
+    if params.get("eta") == "auto":
+        options = {k: params.pop(k) for k in ENSEMBLE_PARAMS if k in params}
+        del params["eta"]
+        grid = options.pop("eta_grid", DEFAULT_GRID)
+        alpha_p = params.pop("alpha_p", 0.5)
+        return EtaGrid(cls, n_features, grid=grid, alpha_p=alpha_p, **options, **params)
+    stray = [k for k in ENSEMBLE_PARAMS if k in params]
+    if stray:
+        raise InvalidParameter(stray[0], 'only applies with eta="auto"')
     return cls(n_features, **params)
 
 
 __all__ = [
     "ALGORITHMS",
+    "DEFAULT_GRID",
+    "EtaGrid",
     "InvalidInput",
     "InvalidParameter",
     "Learner",
+    "OnlineLearner",
     "StreamResult",
     "UpdateInfo",
     "create",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,6 +70,41 @@ class StreamResult:
     @property
     def predictions(self) -> np.ndarray:
         return np.where(self.scores >= 0.0, 1, -1).astype(np.int8)
+
+
+class OnlineLearner(Protocol):
+    """What the service needs of a learner: :class:`Learner` and the ``eta="auto"``
+    ensemble (:class:`service.learners.ensemble.EtaGrid`) both provide it."""
+
+    n_features: int
+
+    @property
+    def algorithm(self) -> str: ...
+
+    @property
+    def params(self) -> dict[str, Any]: ...
+
+    @property
+    def rho(self) -> float: ...
+
+    @property
+    def rho_estimate(self) -> float: ...
+
+    def score(self, x: Any) -> float: ...
+
+    def predict(self, x: Any) -> int: ...
+
+    def learn(self, x: Any, y: Any) -> UpdateInfo: ...
+
+    def run(self, X: Any, y: Any) -> StreamResult: ...
+
+    def weights(self) -> np.ndarray: ...
+
+    def to_state(self) -> dict[str, Any]: ...
+
+    def load_state(self, state: Mapping[str, Any]) -> None: ...
+
+    def state_nbytes(self) -> int: ...
 
 
 # --- parameter checks: each returns the normalised value or raises InvalidParameter ------

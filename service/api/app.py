@@ -1,0 +1,92 @@
+"""The FastAPI application: routers, error shapes, limits, metrics, and the store's life cycle.
+
+``create_app(settings)`` builds an app; on start it opens the store (the embedded Redis
+when no ``redis_url`` is set), recovers every model (checkpoint + log replay) and only
+then reports ready; on shutdown (SIGTERM) it checkpoints every model and closes the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from model_store import open_store
+
+from .. import __version__
+from ..engine import Engine
+from ..settings import Settings
+from ..telemetry import Telemetry
+from . import errors, feedback, health, models, predict, ws
+from .auth import is_open
+from .limits import BodySizeLimit
+
+log = logging.getLogger("acog.api")
+
+DESCRIPTION = """Streaming anomaly detection with cost-sensitive, second-order online learning.
+
+`POST /predict` answers `sign(mu . x)` at once (+1 = anomaly). `POST /feedback` delivers the
+label later; it is appended to the model's label log (a Redis Stream) and learned before the
+reply, in stream order. Every 4xx names the field and the problem; a refused request never
+changes a model."""
+
+
+class RequestTimer:
+    """Observe ``acog_request_duration_seconds{model, route}`` for every HTTP request."""
+
+    def __init__(self, app: ASGIApp, telemetry: Telemetry) -> None:
+        self.app = app
+        self.telemetry = telemetry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            route = scope.get("route")
+            path = getattr(route, "path", None)
+            if path is not None and path != "/metrics":
+                model = (scope.get("state") or {}).get("model", "")
+                self.telemetry.request_duration.labels(model, path).observe(time.perf_counter() - start)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    telemetry = Telemetry(CollectorRegistry(auto_describe=True))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if is_open(settings):
+            log.warning("no ACOG_API_KEYS or ACOG_ADMIN_KEYS set: the API is open to anyone who can reach it")
+        store, embedded = open_store(settings.redis_url, settings.data_dir)
+        if embedded is not None:
+            log.info("embedded Redis at %s (data in %s)", embedded.url, settings.data_dir)
+        engine = Engine(store, settings, telemetry)
+        telemetry.watch(engine)
+        app.state.engine = engine
+        try:
+            await engine.start()
+            yield
+        finally:
+            await engine.stop()
+            await store.close()
+            if embedded is not None:
+                embedded.close()
+
+    app = FastAPI(title="acog-service", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.telemetry = telemetry
+    for router in (predict.router, feedback.router, models.router, ws.router, health.router):
+        app.include_router(router)
+    errors.install(app)
+    app.add_middleware(RequestTimer, telemetry=telemetry)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app

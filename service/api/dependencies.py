@@ -1,0 +1,29 @@
+"""Shared handles for the routers: the engine and the settings live on ``app.state``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from ..engine import Engine
+from ..settings import Settings
+
+
+def get_engine(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+EngineDep = Annotated[Engine, Depends(get_engine)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def tag_model(request: Request, model: str | None) -> None:
+    """Name the model a request is about, for the ``model`` label of the request histogram."""
+    request.state.model = model or ""

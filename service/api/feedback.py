@@ -1,0 +1,79 @@
+"""``POST /feedback``: a label for an earlier prediction (or for an example never scored).
+
+The flow of design.md, in order: look up the prediction, append the self-contained event to
+the model's label log, apply the log in stream order, reply. All of it happens in the
+engine; an answered label is durable and already learned.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+
+from ..engine import Engine, FeedbackResult
+from .auth import require_key
+from .dependencies import EngineDep, tag_model
+from .errors import status_of
+from .schemas import FeedbackBatchOut, FeedbackOut, FeedbackRequest, features_payload
+
+router = APIRouter(tags=["labels"], dependencies=[Depends(require_key)])
+
+
+def _out(result: FeedbackResult) -> FeedbackOut:
+    return FeedbackOut(
+        prediction_id=result.prediction_id,
+        model=result.model,
+        applied=result.applied,
+        duplicate=result.duplicate,
+        updated=result.updated,
+        model_version=result.model_version,
+        delay_seconds=result.delay_seconds,
+        status=200 if result.error is None else status_of(result.error),
+        error=None if result.error is None else str(result.error),
+    )
+
+
+@router.post(
+    "/feedback",
+    response_model=FeedbackOut | FeedbackBatchOut,
+    responses={
+        404: {"description": "unknown or expired prediction id (the reason is given)"},
+        410: {"description": "the prediction's model was replaced or deleted"},
+        413: {"description": "batch or body too large"},
+        422: {"description": "invalid label or features (nothing was applied)"},
+        503: {"description": "store unavailable: nothing was applied, retry (Retry-After)"},
+    },
+)
+async def feedback(
+    body: FeedbackRequest, request: Request, engine: EngineDep
+) -> FeedbackOut | FeedbackBatchOut:
+    """Apply labels. A repeated prediction id counts once (``duplicate: true``)."""
+    if body.items is None:
+        tag_model(request, body.model or (body.prediction_id or "").split(":", 1)[0])
+    else:
+        tag_model(request, body.model or (body.items[0].prediction_id or "").split(":", 1)[0])
+    return await answer_feedback(engine, body)
+
+
+async def answer_feedback(engine: Engine, body: FeedbackRequest) -> FeedbackOut | FeedbackBatchOut:
+    """The reply to a feedback request (shared by REST and the WebSocket).
+
+    A single label that cannot be applied raises its error (404, 410, ...); in a batch each
+    item carries its own ``status`` and ``error``.
+    """
+    if body.items is None:
+        if body.prediction_id is not None:
+            [result] = await engine.feedback([(body.prediction_id, body.label)])
+        else:
+            assert body.model is not None and body.features is not None
+            [result] = await engine.feedback_examples(
+                body.model, [(features_payload(body.features), body.label)]
+            )
+        if result.error is not None:
+            raise result.error
+        return _out(result)
+    if body.model is not None:
+        pairs = [(features_payload(i.features), i.label) for i in body.items if i.features is not None]
+        results = await engine.feedback_examples(body.model, pairs)
+    else:
+        results = await engine.feedback([(i.prediction_id or "", i.label) for i in body.items])
+    return FeedbackBatchOut(results=[_out(r) for r in results])

@@ -1,0 +1,48 @@
+"""``POST /predict``: score now, keep the prediction for its label window, answer."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+
+from ..engine import Engine
+from .auth import require_key
+from .dependencies import EngineDep, tag_model
+from .schemas import PredictBatchOut, PredictionOut, PredictRequest, features_payload
+
+router = APIRouter(tags=["predictions"], dependencies=[Depends(require_key)])
+
+
+@router.post(
+    "/predict",
+    response_model=PredictionOut | PredictBatchOut,
+    responses={
+        404: {"description": "unknown model"},
+        413: {"description": "batch or body too large"},
+        422: {"description": "invalid features (the field and the problem are named)"},
+        503: {"description": "model or store unavailable"},
+    },
+)
+async def predict(
+    body: PredictRequest, request: Request, engine: EngineDep
+) -> PredictionOut | PredictBatchOut:
+    """Score ``sign(mu . x)`` (+1 = anomaly) for one instance (``features``) or a batch (``instances``)."""
+    tag_model(request, body.model)
+    return await answer_predict(engine, body)
+
+
+async def answer_predict(engine: Engine, body: PredictRequest) -> PredictionOut | PredictBatchOut:
+    """The reply to a predict request (shared by REST and the WebSocket)."""
+    payloads = [body.features] if body.features is not None else list(body.instances or [])
+    predictions, stored = await engine.predict(body.model, [features_payload(p) for p in payloads])
+    out = [
+        PredictionOut(
+            prediction_id=p.prediction_id,
+            label=1 if p.label == 1 else -1,
+            score=p.score,
+            model=p.model,
+            model_version=p.model_version,
+            stored=stored,
+        )
+        for p in predictions
+    ]
+    return out[0] if body.features is not None else PredictBatchOut(predictions=out)

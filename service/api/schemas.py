@@ -1,0 +1,162 @@
+"""Request and response bodies of the HTTP and WebSocket API (pydantic)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+ModelName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+Label = Annotated[
+    StrictInt | StrictFloat, Field(description="-1/+1, or 0/1 for models with label_format zero_one")
+]
+
+
+class SparseFeatures(BaseModel):
+    """A sparse vector: 0-based ``indices`` and the ``values`` at them."""
+
+    model_config = ConfigDict(extra="forbid")
+    indices: list[Annotated[StrictInt, Field(ge=0)]]
+    values: list[FiniteFloat]
+
+
+Features = Annotated[
+    list[FiniteFloat] | SparseFeatures | dict[str, FiniteFloat],
+    Field(
+        union_mode="left_to_right",
+        description='a dense list of n_features numbers, {"indices": [...], "values": [...]}, '
+        "or {name: value} for models with named features",
+    ),
+]
+
+
+def features_payload(features: list[float] | SparseFeatures | dict[str, float]) -> Any:
+    """What the engine's feature parser takes."""
+    if isinstance(features, SparseFeatures):
+        return {"indices": features.indices, "values": features.values}
+    return features
+
+
+class PredictRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: ModelName = "default"
+    features: Features | None = None
+    instances: list[Features] | None = Field(None, min_length=1, description="a batch of feature payloads")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> PredictRequest:
+        if (self.features is None) == (self.instances is None):
+            raise ValueError('give exactly one of "features" or "instances"')
+        return self
+
+
+class PredictionOut(BaseModel):
+    prediction_id: str
+    label: Literal[-1, 1] = Field(description="+1 anomaly, -1 normal: sign(mu . x) with sign(0) = +1")
+    score: float = Field(description="mu . x")
+    model: str
+    model_version: int
+    stored: bool = Field(description="false when the store was down: a later label will not find this id")
+
+
+class PredictBatchOut(BaseModel):
+    predictions: list[PredictionOut]
+
+
+class FeedbackItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prediction_id: str | None = Field(None, max_length=200)
+    features: Features | None = None
+    label: Label
+
+    @model_validator(mode="after")
+    def _one_of(self) -> FeedbackItem:
+        if (self.prediction_id is None) == (self.features is None):
+            raise ValueError('give exactly one of "prediction_id" or "features"')
+        return self
+
+
+class FeedbackRequest(BaseModel):
+    """``{prediction_id, label}``; ``{model, features, label}`` for an example never scored;
+    or ``items``: a batch of either kind (examples need ``model``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    prediction_id: str | None = Field(None, max_length=200)
+    model: ModelName | None = None
+    features: Features | None = None
+    label: Label | None = None
+    items: list[FeedbackItem] | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> FeedbackRequest:
+        single = self.prediction_id is not None or self.features is not None
+        if single == (self.items is not None):
+            raise ValueError('give "prediction_id" (or "model" and "features") with "label", or "items"')
+        if single:
+            if self.label is None:
+                raise ValueError('"label" is required')
+            if self.prediction_id is not None and self.features is not None:
+                raise ValueError('give either "prediction_id" or "features", not both')
+            if self.features is not None and self.model is None:
+                raise ValueError('"model" is required with "features"')
+        elif self.items is not None and any(i.features is not None for i in self.items):
+            if self.model is None:
+                raise ValueError('"model" is required when items carry "features"')
+            if any(i.prediction_id is not None for i in self.items):
+                raise ValueError("a batch holds either prediction ids or features, not both")
+        return self
+
+
+class FeedbackOut(BaseModel):
+    prediction_id: str
+    model: str | None
+    applied: bool = Field(description="the label was appended to the log and learned")
+    duplicate: bool = Field(description="this prediction id was labelled before: counted once")
+    updated: bool = Field(description="the learner's weights moved")
+    model_version: int | None
+    delay_seconds: float | None = Field(description="label time minus prediction time")
+    status: int = Field(200, description="HTTP status this item would have alone")
+    error: str | None = None
+
+
+class FeedbackBatchOut(BaseModel):
+    results: list[FeedbackOut]
+
+
+class ModelSummary(BaseModel):
+    name: str
+    generation: int
+    algorithm: str | None
+    version: int | None
+    status: Literal["serving", "failed"]
+
+
+class ModelList(BaseModel):
+    models: list[ModelSummary]
+
+
+class ModelInfo(BaseModel):
+    name: str
+    generation: int
+    status: Literal["serving", "failed"]
+    failure: str | None = None
+    config: dict[str, Any]
+    rho_mode: str
+    created_at: float
+    pending_predictions: int | None = None
+    state: dict[str, Any] | None = Field(
+        None, description="version, counts, measures (all-time and windowed), rho, eta selection"
+    )
+
+
+class CheckpointOut(BaseModel):
+    written: bool
+    version: int
+
+
+class Health(BaseModel):
+    status: str
+    detail: str | None = None
+    auth: Literal["open", "keys"] | None = None
+    models: int | None = None

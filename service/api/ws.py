@@ -1,0 +1,171 @@
+"""``WS /ws``: predictions and labels as a stream, with the REST semantics.
+
+Each text message is one JSON object ``{"type": "predict" | "feedback", "id": <any>, ...}``
+whose other fields are those of the REST body. Each gets exactly one reply, in the order
+the messages came, carrying the same ``id``::
+
+    {"id": ..., "type": "predict", "ok": true, "status": 200, "result": {...REST reply...}}
+    {"id": ..., "type": "feedback", "ok": false, "status": 422, "detail": [{"loc", "msg", "type"}]}
+
+A malformed message gets an error reply and the socket stays open. Messages are handled
+concurrently but answered in order; at most ``ws_queue_size`` may be in flight, after which
+the server stops reading (TCP backpressure). Messages over ``ws_max_message_bytes`` (413)
+or above ``ws_max_messages_per_second`` (429) are refused one by one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+
+from model_store import StoreUnavailable
+
+from ..engine import Engine, EngineError
+from ..settings import Settings
+from .auth import is_open, key_allowed
+from .errors import kind_of, status_of
+from .feedback import answer_feedback
+from .predict import answer_predict
+from .schemas import FeedbackRequest, PredictRequest
+
+router = APIRouter(tags=["stream"])
+Reply = dict[str, Any]
+
+
+def _error(status: int, field: str, message: str, kind: str) -> Reply:
+    return {
+        "ok": False,
+        "status": status,
+        "detail": [{"loc": [*field.split(".")], "msg": message, "type": kind}],
+    }
+
+
+async def handle(engine: Engine, message: Any) -> Reply:
+    """The reply to one message (without its id and type)."""
+    if not isinstance(message, dict):
+        return _error(422, "message", "must be a JSON object", "type_error")
+    kind = message.get("type")
+    fields = {k: v for k, v in message.items() if k not in ("type", "id")}
+    try:
+        if kind == "predict":
+            result: Any = await answer_predict(engine, PredictRequest.model_validate(fields))
+        elif kind == "feedback":
+            result = await answer_feedback(engine, FeedbackRequest.model_validate(fields))
+        else:
+            return _error(422, "type", f'must be "predict" or "feedback", got {kind!r}', "value_error")
+    except ValidationError as exc:
+        detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        return {"ok": False, "status": 422, "detail": detail}
+    except EngineError as exc:
+        return _error(status_of(exc), exc.field, exc.problem, kind_of(exc))
+    except StoreUnavailable as exc:
+        return _error(
+            503, "store", f"the model store is unavailable ({exc}); retry later", "store_unavailable"
+        )
+    return {"ok": True, "status": 200, "result": result.model_dump()}
+
+
+class _RateLimit:
+    """A token bucket: ``rate`` messages a second, bursts up to one second's worth."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.tokens = rate
+        self.stamp = time.monotonic()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.rate, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+@router.websocket("/ws")
+async def stream(websocket: WebSocket) -> None:
+    engine: Engine = websocket.app.state.engine
+    settings: Settings = websocket.app.state.settings
+    if not is_open(settings) and not key_allowed(
+        settings, websocket.headers.get("authorization"), admin=False
+    ):
+        await websocket.close(code=1008, reason="missing or unknown API key (Authorization: Bearer <key>)")
+        return
+    await websocket.accept()
+    replies: asyncio.Queue[tuple[Any, Any, Awaitable[Reply]] | None] = asyncio.Queue(settings.ws_queue_size)
+    sender = asyncio.create_task(_send_in_order(websocket, replies))
+    limit = _RateLimit(settings.ws_max_messages_per_second)
+    try:
+        while True:
+            text = await _receive_text(websocket)
+            await replies.put(_dispatch(engine, settings, limit, text))
+    except WebSocketDisconnect:
+        pass
+    finally:
+        with contextlib.suppress(asyncio.QueueFull):
+            replies.put_nowait(None)
+        if not sender.done():
+            await replies.put(None)
+        with contextlib.suppress(Exception):
+            await sender
+
+
+def _dispatch(
+    engine: Engine, settings: Settings, limit: _RateLimit, text: str
+) -> tuple[Any, Any, Awaitable[Reply]]:
+    """Start handling one message now; its reply is awaited in order by the sender."""
+    message: Any = None
+    if len(text.encode()) > settings.ws_max_message_bytes:
+        reply = _error(413, "message", f"is larger than {settings.ws_max_message_bytes} bytes", "too_large")
+    elif not limit.allow():
+        rate = settings.ws_max_messages_per_second
+        reply = _error(
+            429, "message", f"more than {rate:g} messages a second on this connection", "rate_limited"
+        )
+    else:
+        try:
+            message = json.loads(text)
+        except ValueError as exc:
+            reply = _error(422, "message", f"is not valid JSON ({exc})", "json_invalid")
+        else:
+            return (*_ids(message), asyncio.ensure_future(handle(engine, message)))
+    return (*_ids(message), _ready(reply))
+
+
+def _ids(message: Any) -> tuple[Any, Any]:
+    if isinstance(message, dict):
+        return message.get("id"), message.get("type")
+    return None, None
+
+
+async def _ready(reply: Reply) -> Reply:
+    return reply
+
+
+async def _receive_text(websocket: WebSocket) -> str:
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    if message.get("text") is not None:
+        return str(message["text"])
+    return bytes(message.get("bytes") or b"").decode("utf-8", errors="replace")
+
+
+async def _send_in_order(
+    websocket: WebSocket, replies: asyncio.Queue[tuple[Any, Any, Awaitable[Reply]] | None]
+) -> None:
+    while (item := await replies.get()) is not None:
+        message_id, kind, pending = item
+        try:
+            reply = await pending
+        except Exception as exc:  # never leave a message unanswered
+            reply = _error(500, "server", f"internal error: {type(exc).__name__}", "internal")
+        await websocket.send_text(json.dumps({"id": message_id, "type": kind, **reply}))

@@ -1,0 +1,184 @@
+"""Turning a request's ``features`` into the vector a learner reads, and the example we store.
+
+Three input forms, chosen by the model's schema:
+
+- **dense**: a list of ``n_features`` numbers;
+- **sparse**: ``{"indices": [...], "values": [...]}`` (0-based indices below ``n_features``);
+- **named**: ``{"name": value, ...}`` for models with ``feature_names`` and/or
+  ``max_features``. An absent name is *missing*; an explicit 0 is a *value* (it registers the
+  name). A closed schema (``feature_names`` only) refuses other names and also takes a dense
+  list in ``feature_names`` order.
+
+The vector is L2-normalised (``normalize: "l2"``; a zero vector stays zero) before it is
+scored and stored, so a replay reads exactly what was scored.
+
+Named features go through the model's :class:`FeatureRegistry`, which gives each name an
+index the first time it appears **in the label log** (in the sorted order of the names of
+that example). Because indices are assigned when labels are applied, in log order, every
+replica of a model builds the same registry. At prediction time a name the registry has
+not seen yet contributes nothing to the score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from model_store import Example
+
+from .learners.errors import InvalidInput
+from .learners.inputs import SparseVector, canonical
+from .model_config import ModelConfig
+from .normalization import unit_l2
+
+
+class FeatureError(ValueError):
+    """A request's features cannot be read for this model; ``field`` says where."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+@dataclass
+class FeatureRegistry:
+    """Names -> indices for a named schema; persisted with the model's checkpoints."""
+
+    capacity: int
+    closed: bool
+    names: list[str] = field(default_factory=list)
+    _index: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index = {name: i for i, name in enumerate(self.names)}
+
+    def index_of(self, name: str) -> int | None:
+        return self._index.get(name)
+
+    def register(self, names: Sequence[str]) -> np.ndarray:
+        """Indices of ``names``, registering new ones while there is room (-1: no room)."""
+        out = np.empty(len(names), dtype=np.int64)
+        for k, name in enumerate(names):
+            index = self._index.get(name)
+            if index is None and not self.closed and len(self.names) < self.capacity:
+                index = len(self.names)
+                self.names.append(name)
+                self._index[name] = index
+            out[k] = -1 if index is None else index
+        return out
+
+    def to_state(self) -> dict[str, Any]:
+        return {"names": list(self.names)}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        names = [str(n) for n in state["names"]]
+        if len(names) > self.capacity or len(set(names)) != len(names):
+            raise ValueError("registry state does not fit this model's schema")
+        self.names = names
+        self.__post_init__()
+
+
+class FeatureSpace:
+    """A model's input schema: parses requests, and maps stored examples to vectors."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+        self.dimension = config.dimension
+        self.registry: FeatureRegistry | None = None
+        if config.named:
+            self.registry = FeatureRegistry(
+                capacity=config.dimension,
+                closed=not config.open_schema,
+                names=list(config.feature_names or []),
+            )
+
+    # --- requests -------------------------------------------------------------------------
+
+    def parse(self, features: Any, field: str = "features") -> tuple[Example, SparseVector]:
+        """The example to store and the vector to score now (both normalised)."""
+        if self.registry is None:
+            vector = self._indexed(features, field)
+            vector = self._normalised(vector)
+            return Example.sparse(vector[0], vector[1]), vector
+        names, values = self._named(features, field)
+        values = self._normalised((np.empty(0, np.int64), values))[1]
+        example = Example.named(names, values)
+        return example, self._lookup(names, values)
+
+    def _indexed(self, features: Any, field: str) -> SparseVector:
+        if isinstance(features, Mapping):
+            if set(features) != {"indices", "values"}:
+                raise FeatureError(
+                    field, 'must be a list of numbers or {"indices": [...], "values": [...]} for this model'
+                )
+            x: Any = (np.asarray(features["indices"], dtype=np.int64), np.asarray(features["values"]))
+        elif isinstance(features, list | tuple):
+            x = np.asarray(features, dtype=np.float64)
+        else:
+            raise FeatureError(field, "must be a list of numbers or a sparse {indices, values} object")
+        try:
+            return canonical(x, self.dimension)
+        except InvalidInput as exc:
+            raise FeatureError(field, exc.problem.replace("n_features", "the model's n_features")) from None
+
+    def _named(self, features: Any, field: str) -> tuple[tuple[str, ...], np.ndarray]:
+        assert self.registry is not None
+        if isinstance(features, list | tuple):
+            if not self.registry.closed:
+                raise FeatureError(field, "this model takes named features: an object {name: value}")
+            if len(features) != len(self.registry.names):
+                raise FeatureError(
+                    field, f"has length {len(features)}, expected {len(self.registry.names)} (feature_names)"
+                )
+            features = dict(zip(self.registry.names, features, strict=True))
+        if not isinstance(features, Mapping) or not features:
+            raise FeatureError(field, "must be a non-empty object {name: value} for this model")
+        names = tuple(sorted(features))
+        values = np.array([features[n] for n in names], dtype=np.float64)
+        if not np.isfinite(values).all():
+            raise FeatureError(field, "contains NaN or inf")
+        if self.registry.closed:
+            unknown = [n for n in names if self.registry.index_of(n) is None]
+            if unknown:
+                shown = ", ".join(repr(n) for n in unknown[:5])
+                raise FeatureError(field, f"unknown feature names {shown} (the schema is closed)")
+        elif len(names) > self.dimension:
+            raise FeatureError(field, f"has {len(names)} names, more than max_features = {self.dimension}")
+        return names, values
+
+    def _normalised(self, vector: SparseVector) -> SparseVector:
+        idx, val = vector
+        if self.config.normalize == "l2":
+            val = unit_l2(val)
+        return idx, val
+
+    def _lookup(self, names: Sequence[str], values: np.ndarray) -> SparseVector:
+        """Known names only (prediction time: unseen names weigh nothing yet)."""
+        assert self.registry is not None
+        pairs = [
+            (i, v) for n, v in zip(names, values, strict=True) if (i := self.registry.index_of(n)) is not None
+        ]
+        return self._sorted(pairs)
+
+    # --- stored examples (apply time, in log order) ---------------------------------------
+
+    def vector(self, example: Example) -> SparseVector:
+        """The learner's input for a logged example; registers new names (open schema)."""
+        if example.indices is not None:
+            return example.indices, example.values
+        assert self.registry is not None and example.names is not None
+        indices = self.registry.register(example.names)
+        pairs = [(int(i), v) for i, v in zip(indices, example.values, strict=True) if i >= 0]
+        return self._sorted(pairs)
+
+    @staticmethod
+    def _sorted(pairs: list[tuple[int, float]]) -> SparseVector:
+        pairs.sort()
+        idx = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+        val = np.fromiter((p[1] for p in pairs), dtype=np.float64, count=len(pairs))
+        keep = val != 0.0
+        return idx[keep], val[keep]

@@ -1,0 +1,249 @@
+"""``eta = "auto"``: online learning-rate selection over a grid, without hindsight.
+
+The paper picks ``eta`` per data set from the whole stream's results; a service cannot.
+:class:`EtaGrid` runs ``K`` members of one algorithm, member ``k`` with ``eta = grid[k]``
+(default ``{0.01, 0.1, 1, 10, 100}``). Every member learns every label. Each member's
+*own* online predictions (made before it learns each label) give it running counts
+``T_p, T_n, M_p, M_n`` and so a running value of the model's objective:
+
+- ``sum``: ``alpha_p * sens + alpha_n * spec`` (higher is better; a class not seen yet
+  contributes its share as if perfect, so an early stream does not favour a member by
+  accident of NaN);
+- ``cost``: ``c_p * M_p + c_n * M_n`` (lower is better).
+
+The ensemble predicts with the **leader**: the member with the best objective over the
+labels so far (``selection="leader"``) or over the last ``window`` labels only
+(``selection="window"``, for drifting streams). Ties go to the earlier member in the grid.
+The selection is a function of the counts alone, so it is deterministic and survives a
+checkpoint exactly: the state holds every member.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo
+from .covariance import check_sigma_fits
+from .errors import InvalidInput, InvalidParameter
+
+DEFAULT_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
+Objective = Literal["sum", "cost"]
+Selection = Literal["leader", "window"]
+
+
+def objective_values(counts: np.ndarray, objective: Objective, alpha_p: float, c_p: float) -> np.ndarray:
+    """Per-member objective, higher is better. ``counts`` is ``(..., K, 4)`` of ``t_p, t_n, m_p, m_n``."""
+    t_p, t_n, m_p, m_n = (counts[..., i].astype(np.float64) for i in range(4))
+    if objective == "cost":
+        return -(c_p * m_p + (1.0 - c_p) * m_n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sens = np.where(t_p > 0, (t_p - m_p) / t_p, 1.0)
+        spec = np.where(t_n > 0, (t_n - m_n) / t_n, 1.0)
+    return alpha_p * sens + (1.0 - alpha_p) * spec
+
+
+class EtaGrid:
+    """K learners that differ only in ``eta``; predictions follow the best so far."""
+
+    def __init__(
+        self,
+        algorithm: type[Learner],
+        n_features: int,
+        *,
+        grid: Sequence[float] = DEFAULT_GRID,
+        objective: Objective = "sum",
+        alpha_p: float = 0.5,
+        c_p: float = 0.9,
+        selection: Selection = "leader",
+        window: int = 1000,
+        **params: Any,
+    ) -> None:
+        if "eta" not in algorithm.param_spec():
+            raise InvalidParameter("eta", f'{algorithm.algorithm} has no learning rate to set to "auto"')
+        values = [float(v) for v in grid]
+        if (
+            not values
+            or any(not (math.isfinite(v) and v > 0) for v in values)
+            or len(set(values)) != len(values)
+        ):
+            raise InvalidParameter("eta_grid", f"must be distinct finite numbers > 0, got {list(grid)!r}")
+        if objective not in ("sum", "cost"):
+            raise InvalidParameter("objective", f'must be "sum" or "cost", got {objective!r}')
+        if selection not in ("leader", "window"):
+            raise InvalidParameter("selection", f'must be "leader" or "window", got {selection!r}')
+        if not 0.0 < c_p < 1.0:
+            raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise InvalidParameter("window", f"must be an integer >= 1, got {window!r}")
+        if "memory_budget" in algorithm.param_spec():
+            dim = n_features + (1 if params.get("fit_intercept") else 0)
+            budget = params.get("memory_budget", algorithm.param_spec()["memory_budget"][0])
+            check_sigma_fits(algorithm.algorithm, dim, budget, copies=len(values))
+        if "rho" in algorithm.param_spec():
+            params["alpha_p"] = alpha_p
+        self.members = [algorithm(n_features, eta=eta, **params) for eta in values]
+        self.grid = tuple(values)
+        self.algorithm = f"auto:{algorithm.algorithm}"
+        self.n_features = n_features
+        self.objective: Objective = objective
+        self.alpha_p = alpha_p
+        self.c_p = c_p
+        self.selection: Selection = selection
+        self.window = window
+        k = len(values)
+        self._counts = np.zeros((k, 4), dtype=np.int64)  # all-time, per member
+        self._window_counts = np.zeros((k, 4), dtype=np.int64)  # over the last `window` labels
+        self._recent = np.zeros((window, k, 4), dtype=np.int8)  # ring of per-label increments
+        self._cursor = np.zeros(2, dtype=np.int64)  # [next slot, labels seen]
+
+    # --- selection ------------------------------------------------------------------------
+
+    def leader(self) -> int:
+        """Index of the member that predicts now."""
+        counts = self._counts if self.selection == "leader" else self._window_counts
+        return int(np.argmax(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
+
+    @property
+    def eta(self) -> float:
+        """The learning rate in use."""
+        return self.grid[self.leader()]
+
+    def member_objectives(self) -> list[dict[str, float]]:
+        """Each member's eta and running objective (all-time and, for ``window``, windowed)."""
+        all_time = objective_values(self._counts, self.objective, self.alpha_p, self.c_p)
+        windowed = objective_values(self._window_counts, self.objective, self.alpha_p, self.c_p)
+        sign = -1.0 if self.objective == "cost" else 1.0
+        return [
+            {"eta": eta, "objective": sign * float(a), "window_objective": sign * float(w)}
+            for eta, a, w in zip(self.grid, all_time, windowed, strict=True)
+        ]
+
+    # --- the learner contract -------------------------------------------------------------
+
+    def score(self, x: Any) -> float:
+        return self.members[self.leader()].score(x)
+
+    def predict(self, x: Any) -> int:
+        return 1 if self.score(x) >= 0.0 else -1
+
+    def learn(self, x: Any, y: Any) -> UpdateInfo:
+        chosen = self.leader()
+        first = self.members[0].learn(x, y)  # validates x and y before anything else changes
+        infos = [first, *(m.learn(x, y) for m in self.members[1:])]
+        label = int(y)
+        step = np.zeros((len(infos), 4), dtype=np.int8)
+        for k, info in enumerate(infos):
+            wrong = info.prediction != label
+            step[k] = (1, 0, wrong, 0) if label == 1 else (0, 1, 0, wrong)
+        self._record(step)
+        lead = infos[chosen]
+        return UpdateInfo(lead.score, lead.loss, any(i.updated for i in infos), lead.rho)
+
+    def _record(self, step: np.ndarray) -> None:
+        slot = int(self._cursor[0])
+        self._counts += step
+        self._window_counts += step.astype(np.int64) - self._recent[slot]
+        self._recent[slot] = step
+        self._cursor[0] = (slot + 1) % self.window
+        self._cursor[1] += 1
+
+    def run(self, X: Any, y: Any) -> StreamResult:
+        """Progressive validation; bit-identical to :meth:`learn` row by row (state included).
+
+        The members are independent, so each runs its whole stream at native speed; the
+        leader before every row then follows from cumulative counts.
+        """
+        results = [m.run(X, y) for m in self.members]
+        labels = np.asarray(y).astype(np.int64)
+        n, k = labels.shape[0], len(results)
+        pos = labels == 1
+        steps = np.zeros((n, k, 4), dtype=np.int8)
+        for j, r in enumerate(results):
+            wrong = r.predictions != labels
+            steps[:, j] = np.stack([pos, ~pos, pos & wrong, ~pos & wrong], axis=1)
+        if self.selection == "leader":
+            before = self._counts + np.cumsum(steps, axis=0, dtype=np.int64) - steps
+        else:  # the ring's content, oldest first, then this stream: window sums by differences
+            slot = int(self._cursor[0])
+            history = np.concatenate([np.roll(self._recent, -slot, axis=0), steps]).astype(np.int64)
+            totals = np.concatenate([np.zeros((1, k, 4), np.int64), np.cumsum(history, axis=0)])
+            w = self.window
+            before = totals[w : w + n] - totals[:n]
+        chosen = np.argmax(objective_values(before, self.objective, self.alpha_p, self.c_p), axis=1)
+        all_scores = np.stack([r.scores for r in results], axis=1)
+        scores = all_scores[np.arange(n), chosen]
+        updated = np.any(np.stack([r.updated for r in results], axis=1), axis=1)
+        self._record_many(steps)
+        return StreamResult(scores, updated)
+
+    def _record_many(self, steps: np.ndarray) -> None:
+        """What ``_record`` does for each row of ``steps``, in one go (same resulting state)."""
+        n = steps.shape[0]
+        start = int(self._cursor[0])
+        self._counts += steps.sum(axis=0, dtype=np.int64)
+        tail = steps[max(0, n - self.window) :]
+        slots = (start + np.arange(n - tail.shape[0], n)) % self.window
+        self._recent[slots] = tail
+        self._window_counts = self._recent.sum(axis=0, dtype=np.int64)
+        self._cursor[0] = (start + n) % self.window
+        self._cursor[1] += n
+
+    @property
+    def rho(self) -> float:
+        return self.members[0].rho
+
+    @property
+    def rho_estimate(self) -> float:
+        return self.members[0].rho_estimate
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {**self.members[0].params, "eta": "auto", "eta_grid": list(self.grid)}
+
+    def weights(self) -> np.ndarray:
+        return self.members[self.leader()].weights()
+
+    def state_nbytes(self) -> int:
+        return sum(m.state_nbytes() for m in self.members) + self._recent.nbytes
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "format": STATE_FORMAT,
+            "algorithm": self.algorithm,
+            "n_features": self.n_features,
+            "grid": np.array(self.grid),
+            "member_counts": self._counts.copy(),
+            "recent": self._recent.copy(),
+            "cursor": self._cursor.copy(),
+            "members": {str(k): m.to_state() for k, m in enumerate(self.members)},
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        if state.get("algorithm") != self.algorithm or state.get("n_features") != self.n_features:
+            raise InvalidInput("state", f"is for {state.get('algorithm')!r}, expected {self.algorithm!r}")
+        if not np.array_equal(np.asarray(state.get("grid")), np.array(self.grid)):
+            raise InvalidInput("state", "was written with another eta grid")
+        members = state.get("members", {})
+        if sorted(members) != sorted(str(k) for k in range(len(self.members))):
+            raise InvalidInput("state", "has the wrong members")
+        checks: dict[str, np.ndarray] = {
+            "member_counts": self._counts,
+            "recent": self._recent,
+            "cursor": self._cursor,
+        }
+        arrays = {}
+        for key, current in checks.items():
+            arr = np.asarray(state.get(key))
+            if arr.shape != current.shape:
+                raise InvalidInput("state", f"{key!r} has shape {arr.shape}, expected {current.shape}")
+            arrays[key] = arr.astype(current.dtype, copy=True)
+        clones = [type(m)(m.n_features, **m.params) for m in self.members]
+        for clone, k in zip(clones, range(len(clones)), strict=True):
+            clone.load_state(members[str(k)])  # validates before anything is replaced
+        self.members = clones
+        self._counts, self._recent, self._cursor = arrays["member_counts"], arrays["recent"], arrays["cursor"]
+        self._window_counts = self._recent.sum(axis=0, dtype=np.int64)

@@ -1,0 +1,168 @@
+"""A model's configuration, as clients send it to ``PUT /models/{name}``, and the learner it builds.
+
+Defaults are what a user gets without tuning (see the README's "Defaults" section):
+objective ``sum`` with the online Laplace rho, loss II, ``eta="auto"`` (online selection
+over a grid), an intercept, L2 normalisation, and full ACOG when its covariance fits the
+memory budget, SSACOG otherwise.
+
+The feature schema is either ``n_features`` (dense lists and sparse index/value input) or
+named: ``feature_names`` (a closed schema: other names are refused) and/or
+``max_features`` (an open schema: new names are registered, in label-log order, up to
+that many).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .learners import ALGORITHMS, DEFAULT_GRID, OnlineLearner, create
+from .learners.covariance import DEFAULT_MEMORY_BUDGET
+
+Algorithm = Literal[
+    "perceptron", "pa1", "paum", "cpapb", "romma", "arow", "cog", "acog", "acog-diag", "sacog", "ssacog"
+]
+PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class ModelConfig(BaseModel):
+    """Everything that defines a model but its learned state."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    algorithm: Algorithm | None = Field(
+        None, description="learner; default: acog when its covariance fits the memory budget, else ssacog"
+    )
+    loss: Literal["I", "II"] = "II"
+    objective: Literal["sum", "cost"] = Field(
+        "sum", description="sum: alpha_p sens + alpha_n spec; cost: c_p M_p + c_n M_n"
+    )
+    alpha_p: Probability = 0.5
+    c_p: Probability = 0.9
+    rho: Literal["auto"] | PositiveFloat = Field(
+        "auto", description='"auto": the Laplace estimate for sum, c_p/c_n for cost; or a fixed number'
+    )
+    eta: Literal["auto"] | PositiveFloat = Field(
+        "auto", description='learning rate, or "auto": online selection over eta_grid'
+    )
+    eta_grid: list[PositiveFloat] = Field(
+        default_factory=lambda: list(DEFAULT_GRID), min_length=1, max_length=12
+    )
+    selection: Literal["leader", "window"] = "leader"
+    selection_window: int = Field(1000, ge=1, le=100_000)
+    gamma: PositiveFloat = 1.0
+    sketch_size: int = Field(5, ge=1, le=64)
+    C: PositiveFloat = 1.0
+    r: PositiveFloat = 1.0
+    normalize: Literal["l2", "none"] = "l2"
+    fit_intercept: bool = True
+    intercept_value: Annotated[float, Field(allow_inf_nan=False)] = 1.0
+    label_format: Literal["plus_minus_one", "zero_one"] = Field(
+        "plus_minus_one", description="labels accepted by /feedback: -1/+1, or 0/1 (1 = anomaly)"
+    )
+    n_features: int | None = Field(None, ge=1)
+    feature_names: list[FeatureName] | None = Field(None, min_length=1)
+    max_features: int | None = Field(None, ge=1)
+
+    @field_validator("eta_grid")
+    @classmethod
+    def _distinct(cls, grid: list[float]) -> list[float]:
+        if len(set(grid)) != len(grid):
+            raise ValueError("eta_grid values must be distinct")
+        return grid
+
+    @model_validator(mode="after")
+    def _one_schema(self) -> ModelConfig:
+        named = self.feature_names is not None or self.max_features is not None
+        if self.n_features is not None and named:
+            raise ValueError("give either n_features or feature_names/max_features, not both")
+        if self.n_features is None and not named:
+            raise ValueError("a feature schema is required: n_features, or feature_names and/or max_features")
+        if self.feature_names is not None:
+            if len(set(self.feature_names)) != len(self.feature_names):
+                raise ValueError("feature_names must be distinct")
+            if self.max_features is not None and self.max_features < len(self.feature_names):
+                raise ValueError("max_features must be at least len(feature_names)")
+        return self
+
+    @property
+    def dimension(self) -> int:
+        """Length of the learner's input (without the intercept)."""
+        if self.n_features is not None:
+            return self.n_features
+        if self.max_features is not None:
+            return self.max_features
+        assert self.feature_names is not None
+        return len(self.feature_names)
+
+    @property
+    def named(self) -> bool:
+        return self.n_features is None
+
+    @property
+    def open_schema(self) -> bool:
+        return self.max_features is not None
+
+    def resolved_algorithm(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> str:
+        """The algorithm in use: as given, or acog when ``K`` covariances fit, else ssacog."""
+        if self.algorithm is not None:
+            return self.algorithm
+        dim = self.dimension + (1 if self.fit_intercept else 0)
+        copies = len(self.eta_grid) if self.eta == "auto" else 1
+        return "acog" if copies * dim * dim * 8 <= memory_budget else "ssacog"
+
+    def learner_params(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict[str, Any]:
+        """Keyword arguments of :func:`service.learners.create` for this configuration.
+
+        Only parameters the algorithm takes are passed; one the client set explicitly that
+        the algorithm does not take is an error (``eta`` for the perceptron, say).
+        """
+        algorithm = self.resolved_algorithm(memory_budget)
+        spec = ALGORITHMS[algorithm].param_spec()
+        wanted: dict[str, Any] = {
+            "fit_intercept": self.fit_intercept,
+            "intercept_value": self.intercept_value,
+            "loss": self.loss,
+            "gamma": self.gamma,
+            "sketch_size": self.sketch_size,
+            "C": self.C,
+            "r": self.r,
+            "eta": self.eta,
+            "alpha_p": self.alpha_p,
+            "memory_budget": memory_budget,
+        }
+        if self.rho == "auto":
+            wanted["rho"] = "laplace" if self.objective == "sum" else self.c_p / (1.0 - self.c_p)
+        else:
+            wanted["rho"] = float(self.rho)
+        for name in sorted(self.model_fields_set & set(wanted)):
+            if name not in spec and name not in ("alpha_p",):
+                raise ValueError(f"{name}: is not a parameter of {algorithm}")
+        params = {k: v for k, v in wanted.items() if k in spec}
+        if self.eta == "auto" and "eta" in spec:
+            params.update(
+                eta_grid=self.eta_grid,
+                objective=self.objective,
+                c_p=self.c_p,
+                alpha_p=self.alpha_p,
+                selection=self.selection,
+                window=self.selection_window,
+            )
+        return params
+
+    def build_learner(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> OnlineLearner:
+        """A fresh learner; raises ``ValueError`` naming the parameter when it cannot be built."""
+        return create(
+            self.resolved_algorithm(memory_budget), self.dimension, **self.learner_params(memory_budget)
+        )
+
+    @property
+    def rho_description(self) -> str:
+        if self.rho != "auto":
+            return f"fixed {self.rho}"
+        if self.objective == "sum":
+            return "laplace"
+        return f"c_p/c_n = {self.c_p / (1.0 - self.c_p):.6g}"

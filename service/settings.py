@@ -1,0 +1,70 @@
+"""Service settings, read from the environment (prefix ``ACOG_``) by pydantic-settings.
+
+Every knob an operator may turn lives here, with its default and its unit; nothing else in
+the service reads the environment. Lists (API keys) are comma-separated; the default model
+is JSON, e.g. ``ACOG_DEFAULT_MODEL='{"name": "default", "n_features": 30}'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ACOG_", extra="ignore")
+
+    # --- where things are -----------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    redis_url: str | None = None
+    """``redis://``, ``rediss://`` or ``unix://``; unset starts an embedded Redis in ``data_dir``."""
+    data_dir: Path = Path(".acog-data")
+    """Where the embedded Redis keeps its append-only file."""
+
+    # --- labels, checkpoints ----------------------------------------------------------------
+    label_ttl_seconds: float = Field(86_400.0, gt=0)
+    """The label window: how long a prediction waits for its label."""
+    duplicate_ttl_seconds: float | None = Field(None, gt=0)
+    """How long a labelled prediction id answers ``duplicate``; default: twice the label window."""
+    checkpoint_every_events: int = Field(1000, ge=1)
+    checkpoint_every_seconds: float = Field(30.0, gt=0)
+    checkpoints_kept: int = Field(3, ge=1)
+    predict_when_store_down: bool = True
+    """Keep answering /predict from memory while Redis is down (replies say ``stored: false``)."""
+    metrics_window: int = Field(1000, ge=1)
+    """Labels in the windowed measures (``window`` label of the ``acog_window_*`` gauges)."""
+    maintenance_interval_seconds: float = Field(5.0, gt=0)
+    """How often pending predictions are counted and expired ones swept."""
+
+    # --- models -----------------------------------------------------------------------------
+    default_model: dict[str, Any] | None = None
+    """A model created at start-up when absent: a model config plus its ``name``."""
+    memory_budget_bytes: int = Field(512 * 2**20, ge=2**20)
+    """Upper bound on one model's covariance matrices (full ACOG, AROW)."""
+
+    # --- access control and limits ----------------------------------------------------------
+    api_keys: Annotated[list[str], NoDecode] = []
+    admin_keys: Annotated[list[str], NoDecode] = []
+    max_body_bytes: int = Field(8 * 2**20, ge=1024)
+    max_batch: int = Field(1000, ge=1)
+    max_n_features: int = Field(10_000_000, ge=1)
+    max_models: int = Field(100, ge=1)
+    max_pending_per_model: int = Field(1_000_000, ge=1)
+    ws_max_message_bytes: int = Field(2**20, ge=1024)
+    ws_max_messages_per_second: float = Field(5000.0, gt=0)
+    ws_queue_size: int = Field(256, ge=1)
+
+    @field_validator("api_keys", "admin_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [key.strip() for key in value.split(",") if key.strip()]
+        return value
+
+    @property
+    def done_ttl_seconds(self) -> float:
+        return self.duplicate_ttl_seconds or 2.0 * self.label_ttl_seconds

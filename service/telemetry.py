@@ -1,0 +1,203 @@
+"""Prometheus metrics (prometheus-client), fed by the engine. Every series has a ``model`` label.
+
+Two kinds of series:
+
+- **read from the model state at scrape time** (:class:`ModelStateCollector`): labels and
+  mistakes by class (T_p, T_n, M_p, M_n), updates, the running and windowed measures, rho
+  in use and its Laplace estimate, version, pending predictions, checkpoint age, the
+  selected eta. Their values are the exact running values of the measures, they survive a
+  restart (they come from the checkpointed state), and a replay cannot count anything twice;
+- **events this process observed** (:class:`Telemetry`): predictions by predicted class,
+  rejected labels by reason, expired pending predictions, and the request, update and
+  label-delay histograms. Like any counter they restart from zero with the process.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from .engine import Applied, Engine
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+UPDATE_BUCKETS = (1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 5e-3, 0.025, 0.1, 1.0)
+DELAY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)
+
+
+class Telemetry:
+    """The engine's observer, and the process-local metrics."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.predictions_total = Counter(
+            "acog_predictions",
+            "Predictions answered, by predicted class (anomaly = +1, normal = -1).",
+            ["model", "predicted"],
+            registry=registry,
+        )
+        self.rejected_total = Counter(
+            "acog_labels_rejected",
+            "Labels not applied (unknown, expired, gone, duplicate, invalid), by reason.",
+            ["model", "reason"],
+            registry=registry,
+        )
+        self.expired_total = Counter(
+            "acog_pending_expired",
+            "Pending predictions that expired before their label arrived.",
+            ["model"],
+            registry=registry,
+        )
+        self.request_duration = Histogram(
+            "acog_request_duration_seconds",
+            "Time to answer a request, by route.",
+            ["model", "route"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.update_duration = Histogram(
+            "acog_update_duration_seconds",
+            "Time to apply one learner update.",
+            ["model"],
+            buckets=UPDATE_BUCKETS,
+            registry=registry,
+        )
+        self.label_delay = Histogram(
+            "acog_label_delay_seconds",
+            "Label time minus prediction time.",
+            ["model"],
+            buckets=DELAY_BUCKETS,
+            registry=registry,
+        )
+
+    def watch(self, engine: Engine) -> None:
+        self.registry.register(ModelStateCollector(engine))
+
+    # --- the engine's Observer protocol ---------------------------------------------------
+
+    def model_added(self, model: str) -> None:
+        """Create a model's series at zero, so dashboards see them before the first event."""
+        for predicted in ("anomaly", "normal"):
+            self.predictions_total.labels(model, predicted)
+        self.expired_total.labels(model)
+        self.update_duration.labels(model)
+        self.label_delay.labels(model)
+
+    def model_removed(self, model: str) -> None:
+        for metric in (
+            self.predictions_total,
+            self.rejected_total,
+            self.expired_total,
+            self.request_duration,
+            self.update_duration,
+            self.label_delay,
+        ):
+            for labels in [key for key in metric._metrics if key[0] == model]:
+                metric.remove(*labels)
+
+    def predictions(self, model: str, anomalies: int, normals: int) -> None:
+        if anomalies:
+            self.predictions_total.labels(model, "anomaly").inc(anomalies)
+        if normals:
+            self.predictions_total.labels(model, "normal").inc(normals)
+
+    def applied(self, model: str, applied: Applied) -> None:
+        self.update_duration.labels(model).observe(applied.update_seconds)
+        self.label_delay.labels(model).observe(applied.delay)
+
+    def rejected(self, model: str, reason: str, count: int = 1) -> None:
+        self.rejected_total.labels(model, reason).inc(count)
+
+    def expired(self, model: str, count: int) -> None:
+        self.expired_total.labels(model).inc(count)
+
+
+class ModelStateCollector(Collector):
+    """Series whose values are read from each model's state when Prometheus scrapes."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[Metric]:
+        def gauge(name: str, doc: str, extra: tuple[str, ...] = ()) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, doc, labels=["model", *extra])
+
+        labels = CounterMetricFamily(
+            "acog_labels", "Labels applied, by true class.", labels=["model", "class"]
+        )
+        mistakes = CounterMetricFamily(
+            "acog_mistakes", "Labelled predictions that were wrong, by true class.", labels=["model", "class"]
+        )
+        updates = CounterMetricFamily("acog_updates", "Learner updates applied.", labels=["model"])
+        weighted_sum = gauge("acog_weighted_sum", "Running weighted sum of sensitivity and specificity.")
+        weighted_cost = gauge("acog_weighted_cost", "Running weighted misclassification cost.")
+        sensitivity = gauge("acog_sensitivity", "Running sensitivity (true positive rate).")
+        specificity = gauge("acog_specificity", "Running specificity (true negative rate).")
+        rho = gauge("acog_rho", "Bias rho the learner uses for the next label.")
+        rho_estimate = gauge("acog_rho_estimate", "Laplace estimate alpha_p (T_n+1) / (alpha_n (T_p+1)).")
+        version = gauge("acog_model_version", "Label-log entries applied to the model.")
+        pending = gauge("acog_pending_predictions", "Predictions waiting for their label.")
+        age = gauge("acog_checkpoint_age_seconds", "Seconds since the last durable checkpoint.")
+        eta = gauge("acog_eta_selected", "Learning rate in use (chosen online when eta is auto).")
+        w_sum = gauge("acog_window_weighted_sum", "Weighted sum over the last N labels.", ("window",))
+        w_cost = gauge("acog_window_weighted_cost", "Weighted cost over the last N labels.", ("window",))
+        w_sens = gauge("acog_window_sensitivity", "Sensitivity over the last N labels.", ("window",))
+        w_spec = gauge("acog_window_specificity", "Specificity over the last N labels.", ("window",))
+        now = time.time()
+        for name, rt in list(self.engine.runtimes.items()):
+            m, c = rt.measures, rt.measures.counts
+            labels.add_metric([name, "positive"], c.t_p)
+            labels.add_metric([name, "negative"], c.t_n)
+            mistakes.add_metric([name, "positive"], c.m_p)
+            mistakes.add_metric([name, "negative"], c.m_n)
+            updates.add_metric([name], rt.updates)
+            weighted_sum.add_metric([name], m.weighted_sum)
+            weighted_cost.add_metric([name], m.weighted_cost)
+            sensitivity.add_metric([name], m.sensitivity)
+            specificity.add_metric([name], m.specificity)
+            rho.add_metric([name], rt.learner.rho)
+            rho_estimate.add_metric([name], m.rho_estimate)
+            version.add_metric([name], rt.version)
+            pending.add_metric([name], self.engine.pending_counts.get(name, 0))
+            since = rt.checkpointed_at if rt.checkpointed_at is not None else rt.created_at
+            age.add_metric([name], max(0.0, now - since))
+            eta.add_metric([name], _eta(rt.learner))
+            size = str(rt.window.size)
+            w_sum.add_metric([name, size], rt.window.weighted_sum)
+            w_cost.add_metric([name, size], rt.window.weighted_cost)
+            w_sens.add_metric([name, size], rt.window.sensitivity)
+            w_spec.add_metric([name, size], rt.window.specificity)
+        yield from (
+            labels,
+            mistakes,
+            updates,
+            weighted_sum,
+            weighted_cost,
+            sensitivity,
+            specificity,
+            rho,
+            rho_estimate,
+            version,
+            pending,
+            age,
+            eta,
+            w_sum,
+            w_cost,
+            w_sens,
+            w_spec,
+        )
+
+
+def _eta(learner: object) -> float:
+    selected = getattr(learner, "eta", None)
+    if isinstance(selected, float):
+        return selected
+    params = getattr(learner, "params", {})
+    value = params.get("eta") if isinstance(params, dict) else None
+    return float(value) if isinstance(value, int | float) else math.nan
