@@ -114,12 +114,23 @@ class ModelConfig(BaseModel):
         copies = len(self.eta_grid) if self.eta == "auto" else 1
         return "acog" if copies * dim * dim * 8 <= memory_budget else "ssacog"
 
-    def learner_params(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict[str, Any]:
-        """Keyword arguments of :func:`service.learners.create` for this configuration.
+    def inapplicable(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> list[str]:
+        """Fields the client set explicitly that the algorithm does not take (``eta`` for the
+        perceptron, say): refused when a model is created, so that nothing is silently ignored."""
+        spec = ALGORITHMS[self.resolved_algorithm(memory_budget)].param_spec()
+        tunables = {"loss", "gamma", "sketch_size", "C", "r", "eta", "eta_grid", "selection", "selection_window"}
+        refused = sorted(name for name in self.model_fields_set & tunables if name not in spec)
+        if "eta" in spec and self.eta != "auto":
+            refused += [n for n in ("eta_grid", "selection", "selection_window") if n in self.model_fields_set]
+        return refused
 
-        Only parameters the algorithm takes are passed; one the client set explicitly that
-        the algorithm does not take is an error (``eta`` for the perceptron, say).
-        """
+    def pinned(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> ModelConfig:
+        """This configuration with the algorithm resolved, as stored with a generation: a later
+        change of the memory budget must not change the learner of an existing model."""
+        return self.model_copy(update={"algorithm": self.resolved_algorithm(memory_budget)})
+
+    def learner_params(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict[str, Any]:
+        """Keyword arguments of :func:`service.learners.create`: only those the algorithm takes."""
         algorithm = self.resolved_algorithm(memory_budget)
         spec = ALGORITHMS[algorithm].param_spec()
         wanted: dict[str, Any] = {
@@ -138,9 +149,6 @@ class ModelConfig(BaseModel):
             wanted["rho"] = "laplace" if self.objective == "sum" else self.c_p / (1.0 - self.c_p)
         else:
             wanted["rho"] = float(self.rho)
-        for name in sorted(self.model_fields_set & set(wanted)):
-            if name not in spec and name not in ("alpha_p",):
-                raise ValueError(f"{name}: is not a parameter of {algorithm}")
         params = {k: v for k, v in wanted.items() if k in spec}
         if self.eta == "auto" and "eta" in spec:
             params.update(

@@ -214,9 +214,12 @@ class Engine:
             raise LimitExceeded(
                 field, f"{config.dimension} is over the limit of {self.settings.max_n_features}"
             )
+        budget = self.settings.memory_budget_bytes
+        refused = config.inapplicable(budget)
+        if refused:
+            raise InvalidRequest(refused[0], f"is not a parameter of {config.resolved_algorithm(budget)}")
         try:
-            config.learner_params(self.settings.memory_budget_bytes)
-            config.build_learner(self.settings.memory_budget_bytes)
+            config.build_learner(budget)
         except ValueError as exc:
             field, _, problem = str(exc).partition(": ")
             raise InvalidRequest(field if problem else "config", problem or str(exc)) from None
@@ -228,6 +231,7 @@ class Engine:
         except InvalidModelName as exc:
             raise InvalidRequest("name", str(exc)) from None
         self.check_config(config)
+        config = config.pinned(self.settings.memory_budget_bytes)
         async with self._lock:
             replaced = name in self.runtimes or name in self.failed
             if not replaced and len(self.runtimes) + len(self.failed) >= self.settings.max_models:

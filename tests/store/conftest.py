@@ -10,7 +10,7 @@ import redis
 
 from model_store import RedisModelStore
 
-from .private_redis import PrivateRedis
+from ..support.private_redis import PrivateRedis
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import redis
 from model_store import ConnectionSettings, RedisModelStore, StoreUnavailable
 
 from .factories import pending
-from .private_redis import PrivateRedis
+from ..support.private_redis import PrivateRedis
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ import redis
 from model_store import LogEntry, RedisModelStore, make_prediction_id, parse_stream_id
 
 from .factories import example, pending
-from .private_redis import PrivateRedis
+from ..support.private_redis import PrivateRedis
 
 pytestmark = pytest.mark.anyio
 
