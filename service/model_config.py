@@ -118,10 +118,22 @@ class ModelConfig(BaseModel):
         """Fields the client set explicitly that the algorithm does not take (``eta`` for the
         perceptron, say): refused when a model is created, so that nothing is silently ignored."""
         spec = ALGORITHMS[self.resolved_algorithm(memory_budget)].param_spec()
-        tunables = {"loss", "gamma", "sketch_size", "C", "r", "eta", "eta_grid", "selection", "selection_window"}
+        tunables = {
+            "loss",
+            "gamma",
+            "sketch_size",
+            "C",
+            "r",
+            "eta",
+            "eta_grid",
+            "selection",
+            "selection_window",
+        }
         refused = sorted(name for name in self.model_fields_set & tunables if name not in spec)
         if "eta" in spec and self.eta != "auto":
-            refused += [n for n in ("eta_grid", "selection", "selection_window") if n in self.model_fields_set]
+            refused += [
+                n for n in ("eta_grid", "selection", "selection_window") if n in self.model_fields_set
+            ]
         return refused
 
     def pinned(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> ModelConfig:

@@ -35,6 +35,8 @@ class Settings(BaseSettings):
     checkpoints_kept: int = Field(3, ge=1)
     predict_when_store_down: bool = True
     """Keep answering /predict from memory while Redis is down (replies say ``stored: false``)."""
+    fault_checkpoint_delay_seconds: float = Field(0.0, ge=0, le=60)
+    """Fault injection for crash tests: pause between encoding a checkpoint and writing it."""
     metrics_window: int = Field(1000, ge=1)
     """Labels in the windowed measures (``window`` label of the ``acog_window_*`` gauges)."""
     maintenance_interval_seconds: float = Field(5.0, gt=0)

@@ -116,6 +116,7 @@ class Engine:
             done_ttl_seconds=settings.done_ttl_seconds,
             checkpoint_every_events=settings.checkpoint_every_events,
             checkpoints_kept=settings.checkpoints_kept,
+            fault_delay_seconds=settings.fault_checkpoint_delay_seconds,
         )
 
     # --- life cycle -----------------------------------------------------------------------

@@ -61,6 +61,7 @@ class WriterSettings:
     done_ttl_seconds: float
     checkpoint_every_events: int
     checkpoints_kept: int
+    fault_delay_seconds: float = 0.0
 
 
 class LabelWriter:
@@ -197,15 +198,20 @@ class LabelWriter:
         if rt.version == rt.checkpointed_version:
             return False
         snapshot = rt.snapshot()
+        blob = snapshot.encode()
+        log.info("model %s: writing checkpoint at version %d", rt.name, snapshot.version)
+        if self.settings.fault_delay_seconds:
+            await asyncio.sleep(self.settings.fault_delay_seconds)
         try:
             written = await self.store.write_checkpoint(
-                rt.name, rt.generation, snapshot.encode(), snapshot.applied_id, self.settings.checkpoints_kept
+                rt.name, rt.generation, blob, snapshot.applied_id, self.settings.checkpoints_kept
             )
         except Exception:
             log.exception("model %s: checkpoint at version %d failed", rt.name, rt.version)
             raise
         rt.checkpointed_version = snapshot.version
         rt.checkpointed_at = snapshot.written_at
+        log.info("model %s: checkpoint at version %d written", rt.name, snapshot.version)
         self.on_checkpoint(rt, snapshot.written_at)
         return written
 

@@ -21,8 +21,9 @@ def free_port() -> int:
 class PrivateRedis:
     """``start()``/``stop()`` a redis-server on a fixed free port; ``close()`` kills it for good."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, appendfsync: str = "everysec") -> None:
         self.directory = directory
+        self.appendfsync = appendfsync
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -44,6 +45,8 @@ class PrivateRedis:
                 "",
                 "--appendonly",
                 "yes",
+                "--appendfsync",
+                self.appendfsync,
                 "--logfile",
                 "redis.log",
             ],
@@ -66,6 +69,13 @@ class PrivateRedis:
         """Stop the server like a crash would (SIGKILL); the AOF keeps what was fsynced."""
         if self.process is not None:
             self.process.kill()
+            self.process.wait(10)
+            self.process = None
+
+    def terminate(self) -> None:
+        """A clean shutdown (SIGTERM): Redis flushes its append-only file before exiting."""
+        if self.process is not None:
+            self.process.terminate()
             self.process.wait(10)
             self.process = None
 
