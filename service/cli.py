@@ -11,11 +11,6 @@ import sys
 from collections.abc import Sequence
 
 
-def _not_yet(name: str, issue: int) -> int:
-    print(f"acog {name}: not implemented yet (tracked in issue #{issue})", file=sys.stderr)
-    return 2
-
-
 def _serve(args: argparse.Namespace) -> int:
     import logging
 
@@ -47,7 +42,9 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    return _not_yet("replay", 6)
+    from .replay import run_replay
+
+    return run_replay(args)
 
 
 def _export_openapi(args: argparse.Namespace) -> int:
@@ -86,7 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(evaluate)
     evaluate.set_defaults(func=_evaluate)
 
-    replay = sub.add_parser("replay", help="send a data set through a running service as live traffic")
+    replay = sub.add_parser(
+        "replay",
+        help="send a data set through a running service as live traffic",
+        description="Predict each example now and send its label --delay seconds later, "
+        "with bounded counts (--limit) and pacing (--rate).",
+    )
+    from .replay import add_arguments as replay_arguments
+
+    replay_arguments(replay)
     replay.set_defaults(func=_replay)
 
     export = sub.add_parser("export-openapi", help="write the service's OpenAPI document as YAML")

@@ -52,6 +52,10 @@ from .writer import LabelWriter, WriterSettings
 
 log = logging.getLogger("acog.engine")
 REPLAY_BATCH = 1000
+REJECTION_REASONS: dict[type[EngineError], str] = {
+    ModelGone: "model_gone",
+    ModelUnavailable: "model_unavailable",
+}
 
 
 class Observer(Protocol):
@@ -389,7 +393,11 @@ class Engine:
                     ),
                 )
                 continue
-            label = self._label(runtime, raw, f"{prefix}label")  # raises: nothing applied yet
+            try:
+                label = self._label(runtime, raw, f"{prefix}label")
+            except InvalidRequest:  # refuses the whole request: nothing applied yet
+                self.observer.rejected(parsed.model, "invalid_label")
+                raise
             groups.setdefault(parsed.model, []).append((i, pid, label))
         for model in groups:
             self.runtime(model)
@@ -405,9 +413,14 @@ class Engine:
                 prefix = f"items[{i}]." if batch else ""
                 results[i] = self._result(model, pid, outcome.status, applied, version, prefix)
         for r in results:
-            if r is not None and r.error is not None and r.model is not None:
-                reason = getattr(r.error, "reason", type(r.error).__name__)
-                self.observer.rejected(r.model, str(reason))
+            if r is None or r.model is None:
+                continue
+            if r.duplicate:
+                self.observer.rejected(r.model, "duplicate")
+            elif r.error is not None:
+                reason = getattr(r.error, "reason", None) or REJECTION_REASONS.get(type(r.error), "invalid")
+                self.observer.rejected(r.model, reason)
+
         return [r for r in results if r is not None]
 
     def _result(

@@ -141,9 +141,12 @@ def test_demo_replays_against_the_api_in_bounded_runs(compose: dict[str, Any], s
     url = urlsplit(command[2])
     assert url.hostname == "api" and url.port in container_ports(compose["services"]["api"])
     assert command[3] == "sklearn:breast_cancer"
-    options = dict(zip(command[4::2], command[5::2], strict=True))
-    assert float(options["--delay"]) == 2
-    assert 0 < int(options["--limit"]) <= 10_000
+    from service.cli import build_parser
+
+    args = build_parser().parse_args(command[1:])
+    assert args.delay == 2
+    assert 0 < args.limit <= 10_000
+    assert args.rate is not None and args.rate <= 100, "unpaced, every prediction precedes every label"
     assert demo["restart"] in {"always", "unless-stopped"}, "the demo must start its next bounded run"
     assert demo["depends_on"]["api"]["condition"] == "service_healthy"
     demo_stage = stage_named(stages, "demo")
