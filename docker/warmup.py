@@ -1,8 +1,9 @@
 """Image build step: import every module of the given packages once, as the app user.
 
-Importing lets numba write its JIT cache (functions declared ``cache=True`` and compiled
-at import) into ``NUMBA_CACHE_DIR``, so a fresh container does not pay for it on its first
-request (pip already compiled the bytecode at install time). Fails (exit 1) when the cache directory is not
+Importing, then running every learner once (``service.learners.warm_up``), lets numba write
+its JIT cache into ``NUMBA_CACHE_DIR`` (under a subdirectory keyed by the learners' source
+hash), so a fresh container does not pay for compilation on its first request (pip already
+compiled the bytecode at install time). Fails (exit 1) when the cache directory is not
 writable or any module does not import, so a broken image never gets built.
 
 Usage: ``python warmup.py [PACKAGE ...]`` (default: ``service model_store``).
@@ -59,6 +60,10 @@ def main(argv: list[str]) -> int:
             traceback.print_exc()
             print(f"warm-up: importing {package} failed", file=sys.stderr)
             failed += 1
+    if not failed and "service" in packages:
+        from service.learners import warm_up
+
+        print(f"warm-up: compiled the kernels of {warm_up()} learners")
     cached = sum(len(files) for _, _, files in os.walk(cache_dir)) if cache_dir else 0
     print(
         f"warm-up: imported {imported} modules from {', '.join(packages)}; "

@@ -60,6 +60,21 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
     return cls(n_features, **params)
 
 
+def warm_up() -> int:
+    """Compile (or load from the cache) every learner's kernels, both call paths; returns how
+    many learners ran. Run at image build time so that no request pays for compilation."""
+    import numpy as np
+
+    x, y = np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1])
+    for name, cls in ALGORITHMS.items():
+        params = {"sketch_size": 2} if "sketch_size" in cls.param_spec() else {}
+        for learner in (create(name, 3, **params), create(name, 3, fit_intercept=True, **params)):
+            learner.run(x, y)
+            learner.learn((np.array([0, 2]), np.array([0.6, 0.8])), 1)
+            learner.score(x[1])
+    return len(ALGORITHMS)
+
+
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_GRID",
@@ -71,4 +86,5 @@ __all__ = [
     "StreamResult",
     "UpdateInfo",
     "create",
+    "warm_up",
 ]
