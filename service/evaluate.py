@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from .datasets import Dataset, l2_normalize
 from .learners import ALGORITHMS, create
-from .measures import Measures, Objective
+from .measures import Measures, Objective, complement
 
 Metric = Literal["sum", "cost"]
 
@@ -172,10 +172,10 @@ def _rho(metric: Metric, settings: Settings, ratio: float) -> float | str:
     if isinstance(settings.rho, float | int):
         return float(settings.rho)
     if metric == "cost":
-        return settings.c_p / (1.0 - settings.c_p)
+        return settings.c_p / complement(settings.c_p)
     if settings.rho == "laplace":
         return "laplace"
-    return settings.alpha_p * ratio / (1.0 - settings.alpha_p)
+    return settings.alpha_p * ratio / complement(settings.alpha_p)
 
 
 def run_once(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,12 @@ import numpy as np
 
 def _ratio(num: int, den: int) -> float:
     return num / den if den else math.nan
+
+
+def complement(p: float) -> float:
+    """``1 - p`` for the decimal ``p`` as written: ``complement(0.9) == 0.1`` (not 0.09999999999999998),
+    so that ``c_p = 0.9`` gives ``rho = c_p / c_n = 9`` and costs print as users expect."""
+    return float(1 - Fraction(repr(float(p))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +115,12 @@ class Measures:
     @property
     def weighted_sum(self) -> float:
         a = self.objective.alpha_p
-        return a * self.sensitivity + (1.0 - a) * self.specificity
+        return a * self.sensitivity + complement(a) * self.specificity
 
     @property
     def weighted_cost(self) -> float:
         c = self.objective.c_p
-        return c * self.counts.m_p + (1.0 - c) * self.counts.m_n
+        return c * self.counts.m_p + complement(c) * self.counts.m_n
 
     @property
     def accuracy(self) -> float:
@@ -122,7 +129,7 @@ class Measures:
     @property
     def rho_estimate(self) -> float:
         a = self.objective.alpha_p
-        return a * (self.counts.t_n + 1.0) / ((1.0 - a) * (self.counts.t_p + 1.0))
+        return a * (self.counts.t_n + 1.0) / (complement(a) * (self.counts.t_p + 1.0))
 
     def summary(self) -> dict[str, float | int]:
         """Counts and measures as a flat mapping (NaN where a class has no label yet)."""

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .learners import ALGORITHMS, DEFAULT_GRID, OnlineLearner, create
 from .learners.covariance import DEFAULT_MEMORY_BUDGET
+from .measures import complement
 
 Algorithm = Literal[
     "perceptron", "pa1", "paum", "cpapb", "romma", "arow", "cog", "acog", "acog-diag", "sacog", "ssacog"
@@ -158,7 +159,7 @@ class ModelConfig(BaseModel):
             "memory_budget": memory_budget,
         }
         if self.rho == "auto":
-            wanted["rho"] = "laplace" if self.objective == "sum" else self.c_p / (1.0 - self.c_p)
+            wanted["rho"] = "laplace" if self.objective == "sum" else self.c_p / complement(self.c_p)
         else:
             wanted["rho"] = float(self.rho)
         params = {k: v for k, v in wanted.items() if k in spec}
@@ -185,4 +186,4 @@ class ModelConfig(BaseModel):
             return f"fixed {self.rho}"
         if self.objective == "sum":
             return "laplace"
-        return f"c_p/c_n = {self.c_p / (1.0 - self.c_p):.6g}"
+        return f"c_p/c_n = {self.c_p / complement(self.c_p):.6g}"
