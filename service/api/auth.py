@@ -56,11 +56,11 @@ def _check(request: Request, credentials: HTTPAuthorizationCredentials | None, a
         )
 
 
-def require_key(request: Request, credentials: Credentials) -> None:
+async def require_key(request: Request, credentials: Credentials) -> None:
     """Predict, feedback and reads."""
     _check(request, credentials, admin=False)
 
 
-def require_admin(request: Request, credentials: Credentials) -> None:
+async def require_admin(request: Request, credentials: Credentials) -> None:
     """Model management and forced checkpoints."""
     _check(request, credentials, admin=True)

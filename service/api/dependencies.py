@@ -1,4 +1,8 @@
-"""Shared handles for the routers: the engine and the settings live on ``app.state``."""
+"""Shared handles for the routers: the engine and the settings live on ``app.state``.
+
+Every dependency is ``async def``: FastAPI runs a plain ``def`` dependency in a thread pool,
+and that hand-off cost more than the whole prediction (measured: 1.3k -> see docs/benchmarks.md).
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,12 @@ from ..engine import Engine
 from ..settings import Settings
 
 
-def get_engine(request: Request) -> Engine:
+async def get_engine(request: Request) -> Engine:
     engine: Engine = request.app.state.engine
     return engine
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 

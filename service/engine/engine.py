@@ -47,6 +47,7 @@ from .errors import (
     UnknownModel,
     UnknownPrediction,
 )
+from .pending import PendingWriter
 from .runtime import Applied, ModelRuntime
 from .writer import LabelWriter, WriterSettings
 
@@ -110,6 +111,7 @@ class Engine:
         self.observer: Observer = observer or _Silent()
         self.runtimes: dict[str, ModelRuntime] = {}
         self.writers: dict[str, LabelWriter] = {}
+        self.pending_writers: dict[str, PendingWriter] = {}
         self.failed: dict[str, str] = {}
         self.pending_counts: dict[str, int] = {}
         self.ready = False
@@ -150,7 +152,7 @@ class Engine:
                 await asyncio.wait_for(writer.checkpoint(), timeout=10)
             except Exception as exc:
                 log.warning("model %s: no checkpoint at shutdown (%s); the log replays on start", name, exc)
-            await writer.stop(ModelUnavailable("model", "the service is shutting down"))
+            await self._retire(name, ModelUnavailable("model", "the service is shutting down"))
 
     async def _recover(self, record: ModelRecord) -> None:
         name, generation = record.name, record.generation
@@ -207,6 +209,13 @@ class Engine:
         writer.start()
         self.runtimes[runtime.name] = runtime
         self.writers[runtime.name] = writer
+        self.pending_writers[runtime.name] = PendingWriter(
+            self.store,
+            runtime.name,
+            runtime.generation,
+            self.settings.label_ttl_seconds,
+            self.settings.max_pending_per_model,
+        )
         self.failed.pop(runtime.name, None)
         self.observer.model_added(runtime.name)
 
@@ -249,9 +258,7 @@ class Engine:
             await self.store.save_model(record)
             old = self.runtimes.get(name)
             if old is not None:
-                await self.writers.pop(name).stop(
-                    ModelGone("prediction_id", f"model {name!r} was replaced while the label waited")
-                )
+                await self._retire(name, ModelGone("model", f"model {name!r} was replaced meanwhile"))
                 with contextlib.suppress(StoreUnavailable):
                     await self.store.delete_generation(name, old.generation)
             self._serve(runtime)
@@ -265,12 +272,17 @@ class Engine:
             self.runtimes.pop(name, None)
             self.failed.pop(name, None)
             self.pending_counts.pop(name, None)
-            writer = self.writers.pop(name, None)
-            if writer is not None:
-                await writer.stop(
-                    ModelGone("prediction_id", f"model {name!r} was deleted while the label waited")
-                )
+            await self._retire(name, ModelGone("model", f"model {name!r} was deleted meanwhile"))
             self.observer.model_removed(name)
+
+    async def _retire(self, name: str, error: EngineError) -> None:
+        """Stop a model's writers; requests still waiting on them fail with ``error``."""
+        writer = self.writers.pop(name, None)
+        if writer is not None:
+            await writer.stop(error)
+        pending = self.pending_writers.pop(name, None)
+        if pending is not None:
+            await pending.stop(error)
 
     def runtime(self, name: str) -> ModelRuntime:
         """The live model ``name``, or the reason it cannot serve."""
@@ -316,13 +328,7 @@ class Engine:
             out.append(Prediction(pid, label, score, model, version))
         stored = True
         try:
-            await self.store.put_pending(
-                model,
-                runtime.generation,
-                pending,
-                self.settings.label_ttl_seconds,
-                self.settings.max_pending_per_model,
-            )
+            await self.pending_writers[model].put(pending)
         except PendingLimitExceeded as exc:
             raise LimitExceeded("instances", str(exc)) from None
         except StoreUnavailable:
