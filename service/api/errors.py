@@ -3,9 +3,12 @@ client reads the field and the problem the same way whatever refused the request
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from model_store import StoreUnavailable
@@ -70,7 +73,27 @@ def store_unavailable_response(error: StoreUnavailable) -> JSONResponse:
     )
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN and infinities spelled as strings, so that it can be sent as JSON.
+
+    A 422 echoes the offending ``input``; when that input was ``NaN`` or ``Infinity`` (which
+    Python's JSON parser reads), strict JSON cannot carry it back, and FastAPI's own handler
+    would fail with a 500 instead of refusing the request.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def install(app: FastAPI) -> None:
+    async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return JSONResponse({"detail": json_safe(jsonable_encoder(exc.errors()))}, status_code=422)
+
     async def on_engine_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, EngineError)
         return engine_error_response(exc, "path" if exc.field == "name" else "body")
@@ -79,5 +102,6 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, StoreUnavailable)
         return store_unavailable_response(exc)
 
+    app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(EngineError, on_engine_error)
     app.add_exception_handler(StoreUnavailable, on_store_unavailable)

@@ -71,11 +71,12 @@ async def put_model(
 
 @router.get("", response_model=ModelList, dependencies=[Depends(require_key)])
 async def list_models(engine: EngineDep) -> ModelList:
+    budget = engine.settings.memory_budget_bytes
     out = [
         ModelSummary(
             name=name,
             generation=rt.generation,
-            algorithm=rt.learner.algorithm,
+            algorithm=rt.config.resolved_algorithm(budget),  # as in the model's config, not "auto:acog"
             version=rt.version,
             status="serving",
         )
