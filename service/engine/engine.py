@@ -112,6 +112,7 @@ class Engine:
         self.runtimes: dict[str, ModelRuntime] = {}
         self.writers: dict[str, LabelWriter] = {}
         self.pending_writers: dict[str, PendingWriter] = {}
+        self.retired: dict[str, int] = {}  # deleted model -> its last generation (this process)
         self.failed: dict[str, str] = {}
         self.pending_counts: dict[str, int] = {}
         self.ready = False
@@ -269,6 +270,8 @@ class Engine:
             if name not in self.runtimes and name not in self.failed:
                 raise UnknownModel("name", f"no model named {name!r}")
             await self.store.delete_model(name)
+            if name in self.runtimes:
+                self.retired[name] = self.runtimes[name].generation
             self.runtimes.pop(name, None)
             self.failed.pop(name, None)
             self.pending_counts.pop(name, None)
@@ -341,6 +344,16 @@ class Engine:
 
     # --- labels ---------------------------------------------------------------------------
 
+    def _gone(self, model: str, generation: int, runtime: ModelRuntime | None) -> str | None:
+        """Why a prediction's generation no longer exists, if it existed: replaced, or deleted
+        (deletions are remembered by this process; after a restart such ids are unknown)."""
+        if runtime is not None and generation < runtime.generation:
+            now = runtime.generation
+            return f"made by generation {generation} of model {model!r}, since replaced by generation {now}"
+        if runtime is None and generation <= self.retired.get(model, 0):
+            return f"made by generation {generation} of model {model!r}, which was deleted"
+        return None
+
     def _label(self, runtime: ModelRuntime, raw: Any, field: str) -> int:
         if isinstance(raw, bool) or not isinstance(raw, int | float):
             raise InvalidRequest(field, f"must be a number, got {raw!r}")
@@ -378,26 +391,20 @@ class Engine:
                 )
                 continue
             runtime = self.runtimes.get(parsed.model)
-            if runtime is None or parsed.generation != runtime.generation:
-                if parsed.model in self.failed:
-                    results[i] = FeedbackResult(
-                        pid,
-                        parsed.model,
-                        error=ModelUnavailable(
-                            "model", f"model {parsed.model!r} cannot serve: {self.failed[parsed.model]}"
-                        ),
-                    )
-                    continue
-                why = "was deleted" if runtime is None else f"was replaced by generation {runtime.generation}"
+            if parsed.model in self.failed:
+                problem = f"model {parsed.model!r} cannot serve: {self.failed[parsed.model]}"
+                results[i] = FeedbackResult(pid, parsed.model, error=ModelUnavailable("model", problem))
+                continue
+            gone = self._gone(parsed.model, parsed.generation, runtime)
+            if gone is not None:
                 results[i] = FeedbackResult(
-                    pid,
-                    parsed.model,
-                    error=ModelGone(
-                        f"{prefix}prediction_id",
-                        f"{pid!r} was made by generation {parsed.generation} of model "
-                        f"{parsed.model!r}, which {why}",
-                    ),
+                    pid, parsed.model, error=ModelGone(f"{prefix}prediction_id", gone)
                 )
+                continue
+            if runtime is None or parsed.generation != runtime.generation:  # never issued by any generation
+                problem = f"{pid!r} is unknown: model {parsed.model!r} never issued it"
+                error = UnknownPrediction(f"{prefix}prediction_id", problem, "unknown")
+                results[i] = FeedbackResult(pid, parsed.model, error=error)
                 continue
             try:
                 label = self._label(runtime, raw, f"{prefix}label")

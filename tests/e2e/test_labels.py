@@ -134,11 +134,6 @@ def test_a_label_for_a_replaced_or_deleted_model_is_410(server: Running, german:
         assert_refused(response, 410, "prediction_id", "deleted")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: Engine.feedback answers 410 'which was deleted' for a well-formed id naming a "
-    "model that never existed (runtime is None is taken to mean deleted); it should be 404 unknown",
-)
 def test_an_id_for_a_model_that_never_existed_is_404_unknown(server: Running, german: German) -> None:
     api = server.api
     trained(server, german, "real")
@@ -148,12 +143,6 @@ def test_an_id_for_a_model_that_never_existed_is_404_unknown(server: Running, ge
     assert_refused(response, 404, "prediction_id", "unknown")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: Engine.feedback answers 410 'was replaced by generation 1' for an id claiming "
-    "generation 7 of a model whose current generation is 1 (any generation != current is taken as "
-    "replaced, even a newer one that was never issued); it should be 404 unknown",
-)
 def test_an_id_from_a_generation_never_issued_is_404_unknown(server: Running, german: German) -> None:
     api = server.api
     info = api.put_model("future", CONFIG)

@@ -9,8 +9,8 @@ import redis
 
 from model_store import ConnectionSettings, RedisModelStore, StoreUnavailable
 
-from .factories import pending
 from ..support.private_redis import PrivateRedis
+from .factories import pending
 
 pytestmark = pytest.mark.anyio
 

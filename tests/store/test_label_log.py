@@ -9,8 +9,8 @@ import redis
 
 from model_store import LogEntry, RedisModelStore, make_prediction_id, parse_stream_id
 
-from .factories import example, pending
 from ..support.private_redis import PrivateRedis
+from .factories import example, pending
 
 pytestmark = pytest.mark.anyio
 
