@@ -139,6 +139,7 @@ class ModelRuntime:
             "version": self.version,
             "updates": self.updates,
             "applied_id": self.applied_id,
+            "state_bytes": learner.state_nbytes(),
             "rho": learner.rho,
             "rho_estimate": self.measures.rho_estimate,
             "measures": self.measures.summary(),

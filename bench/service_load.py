@@ -1,0 +1,430 @@
+"""Service load: requests/s and latency of the real service against a no-op FastAPI app.
+
+    .venv/bin/python -m bench.service_load [--quick] [--output docs/benchmarks.md]
+
+Starts, on 127.0.0.1, a Redis server of its own (append-only, ``appendfsync everysec``),
+the service (one process, ``acog serve``), and ``bench/noop_app.py`` under uvicorn with
+the same settings. Load comes from separate processes: ``wrk`` (Debian) for closed-loop
+throughput, with a Lua script that stops after a fixed number of requests, and
+``bench/loadgen.py`` for open-loop latency at a fixed rate and for the WebSocket. Every
+count is bounded. The model is the service default (ACOG, eta auto, intercept) on a9a's
+123 features; bodies are a9a rows as dense JSON lists.
+
+Reported: single /predict (ratio to the no-op: target >= 0.7), batch /predict of 100 and
+1,000 instances, /feedback one label per request and 100 per request (durable: appended
+to the Redis log before the reply; target >= 2,000 labels/s), the WebSocket, open-loop
+latency at 1,000 predictions/s (target p99 < 5 ms), and memory per model and per pending
+prediction (service RSS and Redis bytes) at d = 123 and d = 10^6 (SSACOG).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import redis
+
+from service.datasets import load
+from tests.support.private_redis import PrivateRedis, free_port
+from tests.support.service_process import ROOT, ServiceProcess
+
+WRK_SCRIPT = r"""
+local bodies, count, limit = {}, 0, tonumber(os.getenv("WRK_LIMIT"))
+local path, url = os.getenv("WRK_BODIES"), os.getenv("WRK_PATH")
+function init(args)
+  for line in io.lines(path) do bodies[#bodies + 1] = line end
+end
+function request()
+  count = count + 1
+  if count > limit then wrk.thread:stop() end
+  return wrk.format("POST", url, {["Content-Type"] = "application/json"}, bodies[((count - 1) % #bodies) + 1])
+end
+function done(summary, latency, requests)
+  io.write(string.format('{"requests": %d, "seconds": %.6f, "non2xx": %d, "errors": %d, ' ..
+    '"p50": %.3f, "p90": %.3f, "p99": %.3f, "max": %.3f}\n',
+    summary.requests, summary.duration / 1e6, summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    latency:percentile(50) / 1e3, latency:percentile(90) / 1e3, latency:percentile(99) / 1e3,
+    latency.max / 1e3))
+end
+"""
+
+
+class Bench:
+    def __init__(self, workdir: Path, quick: bool) -> None:
+        self.workdir = workdir
+        self.quick = quick
+        self.scale = 0.25 if quick else 1.0
+        self.seconds = 3.0 if quick else 8.0
+        self.results: dict[str, Any] = {}
+        self.lua = workdir / "bounded.lua"
+        self.lua.write_text(WRK_SCRIPT)
+        data = load("a9a")
+        self.rows = data.X.toarray()
+        self.labels = data.y.astype(int)
+
+    def n(self, count: int) -> int:
+        return max(100, int(count * self.scale))
+
+    def bodies(self, name: str, lines: list[str]) -> Path:
+        path = self.workdir / f"{name}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def wrk(self, url: str, path: str, bodies: Path, seconds: float, connections: int = 16) -> dict[str, Any]:
+        """Closed loop for ``seconds`` (which bounds the count), each request a different body.
+
+        wrk's ``thread:stop()`` stops sending but not the clock, so the count limit is only a
+        guard: a run that exhausts its bodies is flagged (its rate would be understated).
+        """
+        limit = sum(1 for _ in bodies.open())
+        env = {**os.environ, "WRK_LIMIT": str(limit), "WRK_BODIES": str(bodies), "WRK_PATH": path}
+        command = [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{seconds:g}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(self.lua),
+            url,
+        ]
+        out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+        result["rate"] = result["requests"] / result["seconds"]
+        result["exhausted"] = result["requests"] >= limit - connections
+        return result
+
+    def loadgen(self, *args: str) -> dict[str, Any]:
+        out = subprocess.run(
+            [sys.executable, "-m", "bench.loadgen", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        result: dict[str, Any] = json.loads(out.stdout)
+        return result
+
+
+def instances(bench: Bench, start: int, count: int) -> list[list[float]]:
+    idx = np.arange(start, start + count) % bench.rows.shape[0]
+    return bench.rows[idx].tolist()
+
+
+def predict_lines(bench: Bench, count: int, batch: int, model: str = "default") -> list[str]:
+    return [
+        json.dumps(
+            {"model": model, "instances": instances(bench, i * batch, batch)}
+            if batch > 1
+            else {"model": model, "features": instances(bench, i, 1)[0]}
+        )
+        for i in range(count)
+    ]
+
+
+def fresh_predictions(http: httpx.Client, bench: Bench, count: int, model: str) -> list[tuple[str, int]]:
+    """``count`` stored predictions, with their true labels, to label during a benchmark."""
+    out: list[tuple[str, int]] = []
+    for start in range(0, count, 1000):
+        size = min(1000, count - start)
+        reply = http.post("/predict", json={"model": model, "instances": instances(bench, start, size)})
+        reply.raise_for_status()
+        out += [
+            (p["prediction_id"], int(bench.labels[(start + k) % len(bench.labels)]))
+            for k, p in enumerate(reply.json()["predictions"])
+        ]
+    return out
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def run(bench: Bench) -> None:
+    tmp = bench.workdir
+    server = PrivateRedis(tmp)
+    server.start()
+    service = ServiceProcess(
+        tmp,
+        {
+            "ACOG_REDIS_URL": server.url,
+            "ACOG_DEFAULT_MODEL": '{"name": "default", "n_features": 123}',
+            "ACOG_MAX_BATCH": "1000",
+            "ACOG_WS_MAX_MESSAGES_PER_SECOND": "1000000",
+        },
+    )
+    noop_port = free_port()
+    noop = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import uvicorn, bench.noop_app as m; "
+            f"uvicorn.run(m.app, host='127.0.0.1', port={noop_port}, log_level='warning', access_log=False)",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    service.start()
+    http = httpx.Client(base_url=service.url, timeout=60)
+    try:
+        for _ in range(100):
+            try:
+                if httpx.get(f"http://127.0.0.1:{noop_port}/readyz").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        r = bench.results
+        seconds = bench.seconds
+        single = bench.bodies("predict1", predict_lines(bench, 100_000, 1))
+        # closed loop: the service and the no-op, same bodies, same connections
+        bench.wrk(service.url, "/predict", single, 2)  # warm up
+        bench.wrk(f"http://127.0.0.1:{noop_port}", "/predict", single, 2)
+        r["predict"] = bench.wrk(service.url, "/predict", single, seconds)
+        r["noop"] = bench.wrk(f"http://127.0.0.1:{noop_port}", "/predict", single, seconds)
+        for size in (100, 1000):
+            batch = bench.bodies(f"predict{size}", predict_lines(bench, 50, size))
+            r[f"predict_batch_{size}"] = bench.wrk(service.url, "/predict", batch, seconds, 4)
+        # feedback: each body labels a stored prediction once (more bodies than a run can send)
+        pairs = fresh_predictions(http, bench, int(5000 * seconds), "default")
+        labels = bench.bodies("feedback1", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs])
+        r["feedback"] = bench.wrk(service.url, "/feedback", labels, seconds)
+        pairs = fresh_predictions(http, bench, int(30_000 * seconds), "default")
+        batches = [
+            json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
+            for i in range(0, len(pairs), 100)
+        ]
+        r["feedback_batch_100"] = bench.wrk(
+            service.url, "/feedback", bench.bodies("feedback100", batches), seconds, 4
+        )
+        # open loop: latency at a fixed rate of single predictions
+        rate_bodies = bench.bodies("rate", predict_lines(bench, bench.n(10_000), 1))
+        r["open_loop_1000"] = bench.loadgen(
+            "open-loop", service.url, "/predict", str(rate_bodies), "--rate", "1000"
+        )
+        # the WebSocket: predictions pipelined, then their labels
+        ws_count = bench.n(10_000)
+        ws_predict = [
+            json.dumps({"type": "predict", "id": i, "model": "default", "features": x})
+            for i, x in enumerate(instances(bench, 0, ws_count))
+        ]
+        r["ws_predict"] = bench.loadgen(
+            "websocket", service.ws_url, str(bench.bodies("ws_predict", ws_predict))
+        )
+        pairs = fresh_predictions(http, bench, ws_count, "default")
+        ws_feedback = [
+            json.dumps({"type": "feedback", "id": i, "prediction_id": p, "label": y})
+            for i, (p, y) in enumerate(pairs)
+        ]
+        r["ws_feedback"] = bench.loadgen(
+            "websocket", service.ws_url, str(bench.bodies("ws_feedback", ws_feedback))
+        )
+        r["memory"] = memory(http, service, server, bench)
+    finally:
+        http.close()
+        noop.terminate()
+        service.kill()
+        server.close()
+
+
+def memory(http: httpx.Client, service: ServiceProcess, server: PrivateRedis, bench: Bench) -> dict[str, Any]:
+    assert service.process is not None
+    pid = service.process.pid
+    client = redis.Redis.from_url(server.url)
+    out: dict[str, Any] = {}
+    for label, config, copies in (
+        ("acog, d=123, eta auto (5 members)", {"n_features": 123}, 8),
+        ("acog, d=123, eta fixed", {"n_features": 123, "eta": 1.0}, 8),
+        ("ssacog, d=10^6, eta fixed", {"n_features": 10**6, "algorithm": "ssacog", "eta": 1.0}, 3),
+        ("ssacog, d=10^6, eta auto (5 members)", {"n_features": 10**6, "algorithm": "ssacog"}, 2),
+    ):
+        before_rss, before_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        names = [f"mem{len(out)}-{k}" for k in range(copies)]
+        rng = np.random.default_rng(1)
+        dim = int(config["n_features"])
+        for name in names:  # each model learns 200 labels and writes one checkpoint
+            http.put(f"/models/{name}", json=config).raise_for_status()
+            items = [
+                {
+                    "features": x
+                    if dim == 123
+                    else {
+                        "indices": sorted(rng.choice(dim, 20, replace=False).tolist()),
+                        "values": [1.0] * 20,
+                    },
+                    "label": int(y),
+                }
+                for x, y in zip(instances(bench, 0, 200), bench.labels[:200], strict=True)
+            ]
+            http.post("/feedback", json={"model": name, "items": items}).raise_for_status()
+            http.post(f"/models/{name}/checkpoint").raise_for_status()
+        state_bytes = http.get(f"/models/{names[0]}").json()["state"]["state_bytes"]
+        time.sleep(0.5)
+        after_rss, after_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        out[label] = {
+            "state": state_bytes,
+            "rss_per_model": (after_rss - before_rss) / copies,
+            "redis_per_model": (after_redis - before_redis) / copies,
+        }
+        for name in names:
+            http.delete(f"/models/{name}")
+    for label, model, dim in (("d=123", "default", 123), ("d=10^6 (20 non-zeros)", "sparse", 10**6)):
+        if model != "default":
+            http.put(
+                f"/models/{model}", json={"n_features": dim, "algorithm": "ssacog", "eta": 1.0}
+            ).raise_for_status()
+        count = 10_000
+        before_rss, before_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        rng = np.random.default_rng(0)
+        for start in range(0, count, 1000):
+            if dim == 123:
+                body: dict[str, Any] = {"model": model, "instances": instances(bench, start, 1000)}
+            else:
+                body = {
+                    "model": model,
+                    "instances": [
+                        {
+                            "indices": sorted(rng.choice(dim, 20, replace=False).tolist()),
+                            "values": rng.random(20).tolist(),
+                        }
+                        for _ in range(1000)
+                    ],
+                }
+            http.post("/predict", json=body).raise_for_status()
+        time.sleep(0.2)
+        after_rss, after_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        out[f"pending prediction, {label}"] = {
+            "rss_per_model": (after_rss - before_rss) / count,
+            "redis_per_model": (after_redis - before_redis) / count,
+        }
+    client.close()
+    return out
+
+
+def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
+    ratio = r["predict"]["rate"] / r["noop"]["rate"]
+    labels = r["feedback_batch_100"]["rate"] * 100
+    return [
+        ("single /predict vs no-op", ">= 0.7", f"{ratio:.2f}", ratio >= 0.7),
+        (
+            "p99 at 1,000 predictions/s (open loop)",
+            "< 5 ms",
+            f"{r['open_loop_1000']['p99']:.2f} ms",
+            r["open_loop_1000"]["p99"] < 5,
+        ),
+        (
+            "durable labels/s, one per request",
+            ">= 2,000",
+            f"{r['feedback']['rate']:,.0f}",
+            r["feedback"]["rate"] >= 2000,
+        ),
+        ("durable labels/s, 100 per request", ">= 2,000", f"{labels:,.0f}", labels >= 2000),
+    ]
+
+
+def report(r: dict[str, Any], command: str) -> str:
+    cpu = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    lines = [
+        "## Service load (`python -m bench.service_load`)",
+        "",
+        f"Command: `{command}`. Machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}. "
+        "Server: one `acog serve` process; Redis: a private redis-server (append-only, everysec); "
+        "load: wrk (1 thread, closed loop) and bench/loadgen.py (open loop, WebSocket), all on 127.0.0.1.",
+        "",
+        "| target | goal | measured | |",
+        "|---|---|---|---|",
+        *(f"| {name} | {goal} | {got} | {'met' if ok else 'MISSED'} |" for name, goal, got, ok in targets(r)),
+        "",
+        "| scenario | requests/s | items/s | p50 ms | p99 ms | errors |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    rows = [
+        ("no-op FastAPI app, single predict", "noop", 1),
+        ("/predict, single", "predict", 1),
+        ("/predict, batch of 100", "predict_batch_100", 100),
+        ("/predict, batch of 1,000", "predict_batch_1000", 1000),
+        ("/feedback, one label", "feedback", 1),
+        ("/feedback, 100 labels", "feedback_batch_100", 100),
+    ]
+    for name, key, per in rows:
+        x = r[key]
+        if x.get("exhausted"):
+            name += " (ran out of bodies: rate understated)"
+        lines.append(
+            f"| {name} | {x['rate']:,.0f} | {x['rate'] * per:,.0f} | {x['p50']:.2f} | {x['p99']:.2f} | "
+            f"{x['non2xx'] + x['errors']} |"
+        )
+    o = r["open_loop_1000"]
+    lines.append(
+        f"| open loop, 1,000 predictions/s | {o['achieved_rate']:,.0f} | | {o['p50']:.2f} | "
+        f"{o['p99']:.2f} | {o['errors']} |"
+    )
+    for name, key in (
+        ("WebSocket predict (64 in flight)", "ws_predict"),
+        ("WebSocket feedback (64 in flight)", "ws_feedback"),
+    ):
+        w = r[key]
+        lines.append(
+            f"| {name} | {w['messages_per_second']:,.0f} | | {w['p50']:.2f} | {w['p99']:.2f} | "
+            f"{w['errors']} |"
+        )
+    lines += [
+        "",
+        "Memory per model (learner state; service RSS growth; Redis growth with one checkpoint kept "
+        "after 200 labels, log included) and per pending prediction:",
+        "",
+        "| memory | learner state | service RSS | Redis |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, m in r["memory"].items():
+        state = f"{m['state'] / 1024:,.1f} KiB" if "state" in m else ""
+        rss, redis_bytes = m["rss_per_model"] / 1024, m["redis_per_model"] / 1024
+        lines.append(f"| {name} | {state} | {rss:,.1f} KiB | {redis_bytes:,.2f} KiB |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a quarter of the request counts")
+    parser.add_argument("--output", default=None, help="write the section into this markdown file")
+    parser.add_argument("--json", default=None, help="also dump the raw results here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = Bench(Path(tmp), args.quick)
+        run(bench)
+    command = "python -m bench.service_load" + (" --quick" if args.quick else "")
+    text = report(bench.results, command)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps(bench.results, indent=2))
+    if args.output:
+        from bench.report import write_section
+
+        write_section(Path(args.output), "service-load", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
