@@ -23,6 +23,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from .engine import Observer
+
 if TYPE_CHECKING:
     from .engine import Applied, Engine
 
@@ -31,7 +33,7 @@ UPDATE_BUCKETS = (1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e
 DELAY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)
 
 
-class Telemetry:
+class Telemetry(Observer):
     """The engine's observer, and the process-local metrics."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
@@ -79,7 +81,7 @@ class Telemetry:
     def watch(self, engine: Engine) -> None:
         self.registry.register(ModelStateCollector(engine))
 
-    # --- the engine's Observer protocol ---------------------------------------------------
+    # --- what the engine reports ---------------------------------------------------------
 
     def model_added(self, model: str) -> None:
         """Create a model's series at zero, so dashboards see them before the first event."""

@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from model_store import (
     CodecError,
@@ -59,24 +59,27 @@ REJECTION_REASONS: dict[type[EngineError], str] = {
 }
 
 
-class Observer(Protocol):
-    """What the engine reports as it works (the telemetry implements it)."""
+class Observer:
+    """What the engine reports as it works; these no-ops are the default, and the telemetry
+    (:class:`service.telemetry.Telemetry`) overrides them."""
 
-    def model_added(self, model: str) -> None: ...
-    def model_removed(self, model: str) -> None: ...
-    def predictions(self, model: str, anomalies: int, normals: int) -> None: ...
-    def applied(self, model: str, applied: Applied) -> None: ...
-    def rejected(self, model: str, reason: str, count: int = 1) -> None: ...
-    def expired(self, model: str, count: int) -> None: ...
+    def model_added(self, model: str) -> None:
+        """A model started serving."""
 
+    def model_removed(self, model: str) -> None:
+        """A model was deleted."""
 
-class _Silent:
-    def model_added(self, model: str) -> None: ...
-    def model_removed(self, model: str) -> None: ...
-    def predictions(self, model: str, anomalies: int, normals: int) -> None: ...
-    def applied(self, model: str, applied: Applied) -> None: ...
-    def rejected(self, model: str, reason: str, count: int = 1) -> None: ...
-    def expired(self, model: str, count: int) -> None: ...
+    def predictions(self, model: str, anomalies: int, normals: int) -> None:
+        """Predictions were answered."""
+
+    def applied(self, model: str, applied: Applied) -> None:
+        """A logged label was learned."""
+
+    def rejected(self, model: str, reason: str, count: int = 1) -> None:
+        """Labels were not applied (duplicate, unknown, expired, gone, invalid)."""
+
+    def expired(self, model: str, count: int) -> None:
+        """Pending predictions expired unlabelled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,7 @@ class Engine:
     def __init__(self, store: ModelStore, settings: Settings, observer: Observer | None = None) -> None:
         self.store = store
         self.settings = settings
-        self.observer: Observer = observer or _Silent()
+        self.observer = observer or Observer()
         self.runtimes: dict[str, ModelRuntime] = {}
         self.writers: dict[str, LabelWriter] = {}
         self.pending_writers: dict[str, PendingWriter] = {}

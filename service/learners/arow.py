@@ -23,7 +23,7 @@ from .covariance import (
     check_sigma_fits,
     identity,
     memory_budget,
-    sigma_times,
+    sigma_x_and_quadratic,
     subtract_outer,
 )
 from .first_order import linear_score
@@ -39,10 +39,7 @@ def arow_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: in
     if loss <= 0.0:
         return loss, False
     mu, sigma = st.w, st.sigma
-    u = sigma_times(sigma, idx, val)
-    v = 0.0
-    for k in range(idx.shape[0]):
-        v += val[k] * u[idx[k]]
+    u, v = sigma_x_and_quadratic(sigma, idx, val)  # Sigma_old x, x^T Sigma_old x
     beta = 1.0 / (v + hp[0])
     alpha = loss * beta
     for i in range(mu.shape[0]):

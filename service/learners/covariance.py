@@ -43,6 +43,16 @@ def sigma_times(sigma: np.ndarray, idx: np.ndarray, val: np.ndarray) -> np.ndarr
 
 
 @kernel
+def sigma_x_and_quadratic(sigma: np.ndarray, idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, float]:
+    """``u = Sigma x`` and ``v = x^T Sigma x = x . u``, for sparse x."""
+    u = sigma_times(sigma, idx, val)
+    v = 0.0
+    for k in range(idx.shape[0]):
+        v += val[k] * u[idx[k]]
+    return u, v
+
+
+@kernel
 def subtract_outer(sigma: np.ndarray, u: np.ndarray, scale: float) -> None:
     """``Sigma <- Sigma - scale * u u^T``; ``(u_i u_j) scale`` keeps Sigma exactly symmetric."""
     n = u.shape[0]
