@@ -1,6 +1,6 @@
 """docs/reproduction.md stays honest: complete, runnable, self-consistent and re-derivable.
 
-The report is written by ``bench/reproduction.py`` (minutes of compute); these checks take
+The report is written by ``python -m bench.reproduction`` (minutes of compute); these checks take
 seconds. They parse the report, never regenerate it:
 
 - every data set of the report has its section, tables and "Misses explained";
@@ -20,14 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from bench import reproduction as rep
+from bench.reproduction.cli import build_parser as build_report_parser
+from bench.reproduction.extras import algorithm_of
+from bench.reproduction.paper import PAPER_RESULTS, Figure, paper_rows
+from bench.reproduction.plans import BLOCKS, ORDER, PLANS, Job, jobs_for
+from bench.reproduction.runs import run_job
+from bench.reproduction.verdicts import CELL_NAMES, RULE, our_cells, tuned, verdict
 from service.cli import build_parser
 from service.datasets import REGISTRY
 from tests.conftest import dataset_path
 from tests.learners.test_german_reproduction import CASES
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "reproduction.md"
-RUN_NAMES = {label: block for block, label in rep.BLOCKS.items()}
+RUN_NAMES = {label: block for block, label in BLOCKS.items()}
 
 
 def doc() -> str:
@@ -61,7 +66,7 @@ def comparison_rows(text: str) -> list[list[str]]:
 
 def test_every_data_set_has_its_section() -> None:
     found = sections()
-    for name in rep.ORDER:
+    for name in ORDER:
         assert name in found, f"docs/reproduction.md has no section for {name}"
         body = found[name]
         for heading in (
@@ -80,55 +85,53 @@ def test_commands_parse_with_the_real_parsers() -> None:
     lines = commands(doc())
     evaluate = [line for line in lines if line.startswith("acog evaluate ")]
     bench = [line for line in lines if line.startswith("python -m bench.reproduction")]
-    assert len(evaluate) >= 3 * len(rep.ORDER) - 2 and len(bench) > len(rep.ORDER)
+    assert len(evaluate) >= 3 * len(ORDER) - 2 and len(bench) > len(ORDER)
     acog = build_parser()
     for line in evaluate:
         args = acog.parse_args(shlex.split(line)[1:])
         assert args.command == "evaluate"
-        assert args.dataset in rep.PLANS or args.dataset in ("a9a-train", "ijcnn1-full")
+        assert args.dataset in PLANS or args.dataset in ("a9a-train", "ijcnn1-full")
         assert args.permutations == 20
     for line in bench:
-        args = rep.build_parser().parse_args(shlex.split(line)[3:])
-        assert args.datasets == "all" or set(args.datasets.split(",")) <= set(rep.ORDER)
+        args = build_report_parser().parse_args(shlex.split(line)[3:])
+        assert args.datasets == "all" or set(args.datasets.split(",")) <= set(ORDER)
 
 
 def test_every_verdict_follows_the_stated_rule() -> None:
-    assert rep.RULE in doc()
+    assert RULE in doc()
     rows = comparison_rows(doc())
     assert len(rows) > 400
-    for algorithm, _run, _picked, cell, ours, paper, diff, verdict in rows:
-        expected_diff, expected = rep.verdict(ours, rep.Figure.parse(paper))
-        assert (f"{expected_diff:+.3f}", expected) == (diff, verdict), (
-            f"{algorithm} {cell}: {ours} vs {paper}"
-        )
+    for algorithm, _run, _picked, cell, ours, paper, diff, stated in rows:
+        expected_diff, expected = verdict(ours, Figure.parse(paper))
+        assert (f"{expected_diff:+.3f}", expected) == (diff, stated), f"{algorithm} {cell}: {ours} vs {paper}"
 
 
 def test_the_paper_column_is_paper_results_md() -> None:
-    path = rep.PAPER_RESULTS
+    path = PAPER_RESULTS
     if not path.exists():
         pytest.skip(f"{path} is absent (expected ../shared/docs beside the repo)")
-    paper, unlabeled = rep.paper_rows(path.read_text())
+    paper, unlabeled = paper_rows(path.read_text())
     assert len(unlabeled) == 12  # the headerless table, left out of the comparison
     for name, body in sections().items():
-        if name not in rep.PLANS:
+        if name not in PLANS:
             continue
         for algorithm, run, _picked, cell, _ours, printed, _diff, _verdict in comparison_rows(body):
             metric = "cost" if RUN_NAMES[run].endswith("cost") else "sum"
-            index = rep.CELL_NAMES[metric].index(cell)
+            index = CELL_NAMES[metric].index(cell)
             assert paper[name][algorithm].cells[metric][index].text == printed, (name, algorithm, run, cell)
 
 
 def test_german_rows_pinned_by_the_acceptance_test_are_equal_here() -> None:
     rows = comparison_rows(sections()["german"])
-    fixed = {(a, RUN_NAMES[run], cell): (ours, verdict) for a, run, _, cell, ours, _, _, verdict in rows}
+    fixed = {(a, RUN_NAMES[run], cell): (ours, stated) for a, run, _, cell, ours, _, _, stated in rows}
     for (row, metric, _overrides), expected in CASES.items():
-        for cell, value in zip(rep.CELL_NAMES[metric], expected, strict=True):
+        for cell, value in zip(CELL_NAMES[metric], expected, strict=True):
             assert fixed[(row, f"fixed-{metric}", cell)] == (value, "equal"), (row, metric, cell)
 
 
 def picked(section: str, algorithm: str, run: str) -> tuple[str, list[str]]:
     """The picked setting and the three ``ours`` cells of one row of the report."""
-    rows = [r for r in comparison_rows(sections()[section]) if r[0] == algorithm and r[1] == rep.BLOCKS[run]]
+    rows = [r for r in comparison_rows(sections()[section]) if r[0] == algorithm and r[1] == BLOCKS[run]]
     assert rows, (section, algorithm, run)
     return rows[0][2], [r[4] for r in rows]
 
@@ -146,19 +149,19 @@ def test_cheap_rows_rerun_to_the_same_digits(name: str, algorithm: str, variant:
     dataset_path(*REGISTRY[name].files[0].split("/"))
     setting, cells = picked(name, algorithm, run)
     printed = commands(sections()[name])
-    jobs = [j for j in rep.jobs_for(rep.PLANS[name], 20) if j.block == run]
+    jobs = [j for j in jobs_for(PLANS[name], 20) if j.block == run]
     assert all(j.command in printed for j in jobs), "the report's commands are not the plan's"
-    job = next(j for j in jobs if {"paper", rep.algorithm_of(algorithm)} & set(argument(j, "--algorithms")))
+    job = next(j for j in jobs if {"paper", algorithm_of(algorithm)} & set(argument(j, "--algorithms")))
     argv = list(job.argv)
     argv[argv.index("--algorithms") + 1] = variant
     if setting.startswith("eta="):
         argv += ["--eta", setting.removeprefix("eta=")]
-    [row] = rep.run_job(rep.Job(run, tuple(argv)))["rows"]
+    [row] = run_job(Job(run, tuple(argv)))["rows"]
     metric = "cost" if run.endswith("cost") else "sum"
-    assert rep.tuned(row["best"]["params"]) == setting
-    ours = rep.our_cells(row["best"], metric, rep.PLANS[name].cost_scale)
+    assert tuned(row["best"]["params"]) == setting
+    ours = our_cells(row["best"], metric, PLANS[name].cost_scale)
     assert ours[: len(cells)] == cells  # Table VIII prints the headline only
 
 
-def argument(job: rep.Job, flag: str) -> list[str]:
+def argument(job: Job, flag: str) -> list[str]:
     return job.argv[job.argv.index(flag) + 1].split(",")

@@ -1,0 +1,7 @@
+"""``python -m bench.reproduction``: see :mod:`bench.reproduction.cli`."""
+
+import sys
+
+from bench.reproduction.cli import main
+
+sys.exit(main())

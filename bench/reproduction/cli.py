@@ -1,0 +1,98 @@
+"""The reproduction report: every shared data set against the paper's published figures.
+
+    .venv/bin/python -m bench.reproduction [--datasets german,a9a] [--permutations 20]
+        [--results-dir /tmp/acog-repro] [--output docs/reproduction.md] [--render-only]
+
+Results are cached under ``--results-dir`` (``NAME.json``: protocol, ``NAME.extras.json``: extras);
+``--render-only`` regenerates the markdown from the cache without running anything. Besides the protocol
+runs, each data set has *extras*: the runs the "Misses explained" sections quote (other
+permutation seeds, other label mappings, australian's raw features, the 141,691-row ijcnn1,
+random sketch directions, a rho sweep for CPA-PB, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.reproduction.extras import run_extras
+from bench.reproduction.paper import PAPER_RESULTS
+from bench.reproduction.plans import ORDER, PLANS
+from bench.reproduction.report import render
+from bench.reproduction.runs import cached, compute
+
+DEFAULT_RESULTS_DIR = Path("/tmp/acog-repro")
+DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "reproduction.md"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Options of ``python -m bench.reproduction``."""
+    parser = argparse.ArgumentParser(prog="python -m bench.reproduction", description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", default="all", help=f"comma list of {', '.join(ORDER)} or 'all'")
+    parser.add_argument("--permutations", type=int, default=20)
+    parser.add_argument(
+        "--results-dir",
+        type=Path,
+        default=DEFAULT_RESULTS_DIR,
+        help="per-data-set JSON cache (NAME.json, NAME.extras.json)",
+    )
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="the markdown report")
+    parser.add_argument("--render-only", action="store_true", help="only rewrite the report from the cache")
+    parser.add_argument("--force", action="store_true", help="recompute even when a cached result exists")
+    parser.add_argument("--force-extras", action="store_true", help="recompute the extras only")
+    parser.add_argument("--no-extras", action="store_true", help="skip the runs the explanations quote")
+    return parser
+
+
+def selected(spec: str) -> list[str]:
+    names = list(ORDER) if spec == "all" else [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [n for n in names if n not in PLANS]
+    if unknown:
+        raise SystemExit(f"unknown data set(s) {unknown}; known: {', '.join(ORDER)}")
+    return names
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    for name in [] if args.render_only else selected(args.datasets):
+        plan, main_path = PLANS[name], args.results_dir / f"{name}.json"
+        result = None if args.force else cached(main_path, args.permutations)
+        if result is None:
+            result = compute(plan, args.permutations)
+            result["command"] = shlex.join(
+                [
+                    "python",
+                    "-m",
+                    "bench.reproduction",
+                    "--datasets",
+                    name,
+                    "--permutations",
+                    str(args.permutations),
+                ]
+            )
+            main_path.write_text(json.dumps(result, indent=1))
+        extras_path = args.results_dir / f"{name}.extras.json"
+        fresh = args.force or args.force_extras
+        if args.no_extras or (not fresh and cached(extras_path, args.permutations)):
+            continue
+        print(f"[{name}] extras", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        extras = run_extras(plan, result, args.permutations)
+        extras.update(permutations=args.permutations, compute_seconds=time.perf_counter() - start)
+        extras_path.write_text(json.dumps(extras, indent=1))
+    results = {}
+    for name in ORDER:
+        result = cached(args.results_dir / f"{name}.json", args.permutations)
+        if result is not None:
+            result["extras"] = cached(args.results_dir / f"{name}.extras.json", args.permutations) or {}
+            results[name] = result
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(render(results, PAPER_RESULTS.read_text()))
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
