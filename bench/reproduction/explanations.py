@@ -125,7 +125,7 @@ def cpapb_sweep_note(german: dict[str, Any] | None, paper: dict[str, PaperRow]) 
         )
     return (
         f"CPA-PB has no hyper-parameter but rho. On german, where the permutations are the paper's, we ran "
-        f"it with {len(sweep)} values of rho from 0.5 to 200 (bench/reproduction.py, extra "
+        f"it with {len(sweep)} values of rho from 0.5 to 200 (bench/reproduction/, extra "
         f"`cpapb-rho-sweep`): {'; '.join(parts)}. So the paper's CPA-PB differs from ours (Crammer et "
         "al.'s binary prediction-based PA: on a mistake, margin sqrt(c_y), step (sqrt(c_y) - y w.x) / "
         "||x||^2) in form, not in rho, and the other data sets inherit that gap."
@@ -137,7 +137,7 @@ SKETCH_NOTE = (
     "every round), so their rows are identical by construction; the paper's SACOG (Table VI) and SSACOG "
     "rows differ slightly, so its two implementations did not share that equivalence, and its sketch's "
     "start is not stated. Under each sketch miss: our SSACOG with random orthonormal initial directions "
-    "(3 draws) and with m = 10 and 20, at the same eta (bench/reproduction.py extra `ssacog`)."
+    "(3 draws) and with m = 10 and 20, at the same eta (bench/reproduction/ extra `ssacog`)."
 )
 
 
@@ -215,7 +215,7 @@ def variants_note(plan: Plan, result: dict[str, Any], paper: dict[str, PaperRow]
     sizes = "; ".join(f"{n}: {v['positives']} : {v['negatives']}" for n, v in variants.items())
     return [
         f"- Other readings of the data ({sizes}), each with its own grid-picked settings "
-        "(bench/reproduction.py extra `variants`; the CLI's registered names fix files and labels). "
+        "(bench/reproduction/ extra `variants`; the CLI's registered names fix files and labels). "
         f"Cells not missed (every compared cell): {', '.join(f'{n} {k}/{total}' for n, k in tally.items())}. "
         "Headlines:",
         "",
