@@ -13,7 +13,10 @@ The paper picks ``eta`` per data set from the whole stream's results; a service 
 
 The ensemble predicts with the **leader**: the member with the best objective over the
 labels so far (``selection="leader"``) or over the last ``window`` labels only
-(``selection="window"``, for drifting streams). Ties go to the earlier member in the grid.
+(``selection="window"``, for drifting streams). Ties go to the earlier member in the grid;
+objectives within a relative ``1e-12`` of the best count as tied, so that floating-point
+rounding cannot break a tie that is exact in the counts (with ``c_p = 0.9``, nine false
+alarms cost exactly one missed anomaly, but ``9 * (1 - 0.9)`` is not ``0.9`` in floating point).
 The selection is a function of the counts alone, so it is deterministic and survives a
 checkpoint exactly: the state holds every member.
 """
@@ -44,6 +47,15 @@ def objective_values(counts: np.ndarray, objective: Objective, alpha_p: float, c
         sens = np.where(t_p > 0, (t_p - m_p) / t_p, 1.0)
         spec = np.where(t_n > 0, (t_n - m_n) / t_n, 1.0)
     return alpha_p * sens + (1.0 - alpha_p) * spec
+
+
+TIE_TOLERANCE = 1e-12
+
+
+def best_member(values: np.ndarray) -> Any:
+    """Index (along the last axis) of the best objective; near-ties go to the earliest member."""
+    top = values.max(axis=-1, keepdims=True)
+    return np.argmax(values >= top - TIE_TOLERANCE * np.maximum(1.0, np.abs(top)), axis=-1)
 
 
 class EtaGrid:
@@ -105,7 +117,7 @@ class EtaGrid:
     def leader(self) -> int:
         """Index of the member that predicts now."""
         counts = self._counts if self.selection == "leader" else self._window_counts
-        return int(np.argmax(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
+        return int(best_member(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
 
     @property
     def eta(self) -> float:
@@ -173,7 +185,7 @@ class EtaGrid:
             totals = np.concatenate([np.zeros((1, k, 4), np.int64), np.cumsum(history, axis=0)])
             w = self.window
             before = totals[w : w + n] - totals[:n]
-        chosen = np.argmax(objective_values(before, self.objective, self.alpha_p, self.c_p), axis=1)
+        chosen = best_member(objective_values(before, self.objective, self.alpha_p, self.c_p))
         all_scores = np.stack([r.scores for r in results], axis=1)
         scores = all_scores[np.arange(n), chosen]
         updated = np.any(np.stack([r.updated for r in results], axis=1), axis=1)
