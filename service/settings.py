@@ -15,13 +15,21 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ACOG_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ACOG_", extra="ignore", hide_input_in_errors=True)
+    """``hide_input_in_errors``: a refused setting is named, its value (an API key, say) never printed."""
 
     # --- where things are -----------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
     redis_url: str | None = None
     """``redis://``, ``rediss://`` or ``unix://``; unset starts an embedded Redis in ``data_dir``."""
+    redis_timeout_seconds: float = Field(2.0, gt=0, le=60)
+    """Socket timeout of every Redis command: a Redis that does not answer in time is unavailable (503)."""
+    redis_connect_timeout_seconds: float = Field(1.0, gt=0, le=60)
+    redis_retries: int = Field(1, ge=0, le=10)
+    """Retries of a command that failed on a connection error or timeout (the scripts are idempotent).
+    A request waits for the store at most ``(1 + redis_retries) * redis_timeout_seconds``, plus
+    up to 0.5 s of back-off per retry, before it is answered 503."""
     data_dir: Path = Path(".acog-data")
     """Where the embedded Redis keeps its append-only file."""
 
@@ -59,6 +67,9 @@ class Settings(BaseSettings):
     ws_max_message_bytes: int = Field(2**20, ge=1024)
     ws_max_messages_per_second: float = Field(5000.0, gt=0)
     ws_queue_size: int = Field(256, ge=1)
+    max_feature_value: float = Field(1e9, gt=0)
+    """Largest absolute feature value of a model with ``normalize: "none"`` (an L2-normalised
+    model takes any finite value): larger ones overflow the learners' second-order updates."""
 
     @field_validator("api_keys", "admin_keys", mode="before")
     @classmethod
@@ -66,6 +77,18 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [key.strip() for key in value.split(",") if key.strip()]
         return value
+
+    @field_validator("api_keys", "admin_keys")
+    @classmethod
+    def _printable_keys(cls, keys: list[str]) -> list[str]:
+        """A key travels in an HTTP header, which carries ASCII: any other character could never
+        match what a client sends. The key itself is never echoed (it is a secret)."""
+        for number, key in enumerate(keys, 1):
+            if not key or not all("!" <= char <= "~" and char != "," for char in key):
+                raise ValueError(
+                    f"key {number} of {len(keys)} is not printable ASCII without spaces or commas"
+                )
+        return keys
 
     @property
     def done_ttl_seconds(self) -> float:

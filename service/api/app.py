@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from model_store import open_store
+from model_store import ConnectionSettings, open_store
 
 from .. import __version__
 from ..engine import Engine
@@ -27,6 +27,8 @@ from .auth import is_open
 from .limits import BodySizeLimit
 
 log = logging.getLogger("acog.api")
+MIN_KEY_LENGTH = 16
+"""Keys shorter than this are accepted, with a warning at start."""
 
 DESCRIPTION = """Streaming anomaly detection with cost-sensitive, second-order online learning.
 
@@ -66,7 +68,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if is_open(settings):
             log.warning("no ACOG_API_KEYS or ACOG_ADMIN_KEYS set: the API is open to anyone who can reach it")
-        store, embedded = open_store(settings.redis_url, settings.data_dir)
+        short = sum(len(key) < MIN_KEY_LENGTH for key in [*settings.api_keys, *settings.admin_keys])
+        if short:
+            log.warning(
+                "%d API or admin key(s) shorter than %d characters: use long random keys "
+                "(e.g. `openssl rand -hex 32`)",
+                short,
+                MIN_KEY_LENGTH,
+            )
+        connection = ConnectionSettings(
+            socket_timeout=settings.redis_timeout_seconds,
+            connect_timeout=settings.redis_connect_timeout_seconds,
+            retries=settings.redis_retries,
+        )
+        store, embedded = open_store(settings.redis_url, settings.data_dir, connection)
         if embedded is not None:
             log.info("embedded Redis at %s (data in %s)", embedded.url, settings.data_dir)
         engine = Engine(store, settings, telemetry)

@@ -3,10 +3,16 @@
 ``ACOG_API_KEYS`` may predict, send feedback and read; ``ACOG_ADMIN_KEYS`` may also create,
 replace and delete models and force checkpoints. With no keys configured the service is
 open (for local use): it logs a warning at start and ``/readyz`` reports ``"auth": "open"``.
+
+A supplied key is compared with every configured key, with no early exit, through
+``hmac.compare_digest`` over SHA-256 digests: the time taken depends neither on which key
+matched nor on how much of a key was right, nor on the keys' lengths. Keys are printable
+ASCII without spaces or commas (checked at start, see :mod:`service.settings`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from typing import Annotated
 
@@ -23,11 +29,15 @@ def is_open(settings: Settings) -> bool:
     return not settings.api_keys and not settings.admin_keys
 
 
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8", errors="surrogateescape")).digest()
+
+
 def _matches(key: str, allowed: list[str]) -> bool:
-    supplied = key.encode()
+    supplied = _digest(key.strip())
     found = False
     for candidate in allowed:  # no early exit: the time taken does not depend on which key matched
-        found |= hmac.compare_digest(supplied, candidate.encode())
+        found |= hmac.compare_digest(supplied, _digest(candidate))
     return found
 
 
@@ -36,7 +46,7 @@ def key_allowed(settings: Settings, authorization: str | None, admin: bool) -> b
     scheme, _, key = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not key:
         return False
-    return _matches(key.strip(), settings.admin_keys if admin else [*settings.api_keys, *settings.admin_keys])
+    return _matches(key, settings.admin_keys if admin else [*settings.api_keys, *settings.admin_keys])
 
 
 def _check(request: Request, credentials: HTTPAuthorizationCredentials | None, admin: bool) -> None:
@@ -49,11 +59,13 @@ def _check(request: Request, credentials: HTTPAuthorizationCredentials | None, a
         )
     allowed = settings.admin_keys if admin else [*settings.api_keys, *settings.admin_keys]
     if not _matches(credentials.credentials, allowed):
-        raise HTTPException(
-            403 if _matches(credentials.credentials, settings.api_keys) else 401,
-            "this key may not do that" if admin else "unknown API key",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+        if admin and _matches(credentials.credentials, settings.api_keys):
+            raise HTTPException(
+                403,
+                "this API key may not do that: managing models takes an admin key (ACOG_ADMIN_KEYS)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        raise HTTPException(401, "unknown API key", headers={"WWW-Authenticate": "Bearer"})
 
 
 async def require_key(request: Request, credentials: Credentials) -> None:

@@ -1,5 +1,10 @@
 """Every refusal as ``{"detail": [{"loc", "msg", "type"}]}``, FastAPI's own 4xx shape, so a
-client reads the field and the problem the same way whatever refused the request."""
+client reads the field and the problem the same way whatever refused the request (a 401 or
+403 of the key check, a body that is not JSON, an unknown route included).
+
+A 422 echoes the offending ``input`` only in a bounded form (see :func:`json_safe`): a
+10^6-element vector or a deeply nested array is summarised, not sent back whole.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,11 @@ import math
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from model_store import StoreUnavailable
+from model_store import StoreError, StoreUnavailable
 
 from ..engine import (
     EngineError,
@@ -63,45 +68,113 @@ def engine_error_response(error: EngineError, where: str = "body") -> JSONRespon
     )
 
 
-def store_unavailable_response(error: StoreUnavailable) -> JSONResponse:
+def store_unavailable_response(error: StoreError) -> JSONResponse:
+    """503 with ``Retry-After``: the store could not do it now, nothing was applied; retry.
+
+    Any other :class:`StoreError` (Redis refused a script: a write refused on a full disk is
+    reported by Redis inside a script error, say) is answered the same way: every store
+    write is one atomic, idempotent script, so nothing was half-done and a retry is safe.
+    """
+    kind = "store_unavailable" if isinstance(error, StoreUnavailable) else "store_error"
+    retry_after = error.retry_after if isinstance(error, StoreUnavailable) else 1.0
     return JSONResponse(
-        detail(
-            "store", f"the model store is unavailable ({error}); retry later", "store_unavailable", "server"
-        ),
+        detail("store", f"the model store is unavailable ({error}); retry later", kind, "server"),
         status_code=503,
-        headers={"Retry-After": str(max(1, round(error.retry_after)))},
+        headers={"Retry-After": str(max(1, round(retry_after)))},
     )
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` with NaN and infinities spelled as strings, so that it can be sent as JSON.
+ECHO_DEPTH = 3
+"""How deep a 422 echoes a container of the offending input."""
+ECHO_ITEMS = 16
+"""How many items of a list or object a 422 echoes."""
+ECHO_CHARS = 200
+"""How many characters of a string a 422 echoes."""
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """``value`` bounded and with NaN and infinities spelled as strings, so that it can be sent
+    as JSON.
 
     A 422 echoes the offending ``input``; when that input was ``NaN`` or ``Infinity`` (which
     Python's JSON parser reads), strict JSON cannot carry it back, and FastAPI's own handler
-    would fail with a 500 instead of refusing the request.
+    would fail with a 500 instead of refusing the request. Containers deeper than
+    :data:`ECHO_DEPTH` or longer than :data:`ECHO_ITEMS` are summarised: a deeply nested array
+    would otherwise overflow the encoder's recursion (a 500), and a 10^6-element vector would be
+    sent back several times over.
     """
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value[: ECHO_CHARS * 4]).decode("utf-8", errors="replace")
+    if isinstance(value, str) and len(value) > ECHO_CHARS:
+        return value[:ECHO_CHARS] + f"... ({len(value)} characters)"
+    if isinstance(value, dict | list | tuple):
+        kind = "object" if isinstance(value, dict) else "array"
+        if depth >= ECHO_DEPTH or len(value) > ECHO_ITEMS:
+            return f"<an {kind} of {len(value)} items>"
+        if isinstance(value, dict):
+            return {str(k)[:ECHO_CHARS]: json_safe(v, depth + 1) for k, v in value.items()}
+        return [json_safe(v, depth + 1) for v in value]
     return value
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float | str)
+
+
+def bounded_errors(errors: Any) -> list[dict[str, Any]]:
+    """Pydantic's error list, made JSON-safe without recursing into the inputs it echoes."""
+    out = []
+    for error in errors:
+        item = {k: v for k, v in dict(error).items() if k not in ("input", "ctx", "url")}
+        item["loc"] = [part if isinstance(part, int | str) else str(part) for part in item.get("loc", ())]
+        if "input" in error:
+            item["input"] = json_safe(error["input"])
+        if error.get("ctx"):
+            item["ctx"] = {
+                str(k): json_safe(v) if _scalar(v) else str(v)[:ECHO_CHARS] for k, v in error["ctx"].items()
+            }
+        out.append(item)
+    return out
+
+
+def _http_error_location(status: int) -> list[str]:
+    if status in (401, 403):
+        return ["header", "Authorization"]
+    if status == 400:
+        return ["body"]
+    if status == 405:
+        return ["method"]
+    return ["path"]
 
 
 def install(app: FastAPI) -> None:
     async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return JSONResponse({"detail": json_safe(jsonable_encoder(exc.errors()))}, status_code=422)
+        return JSONResponse({"detail": bounded_errors(exc.errors())}, status_code=422)
+
+    async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
+        """Starlette's and FastAPI's own refusals (401/403 of the key check, 400 for a body that
+        cannot be parsed, 404/405 for unknown routes) in the same shape as every other one."""
+        assert isinstance(exc, StarletteHTTPException)
+        body: Any = exc.detail
+        if not isinstance(body, list):
+            kind = {400: "body_unreadable", 401: "unauthorized", 403: "forbidden"}.get(
+                exc.status_code, "http"
+            )
+            body = [{"loc": _http_error_location(exc.status_code), "msg": str(body), "type": kind}]
+        return JSONResponse({"detail": body}, status_code=exc.status_code, headers=exc.headers)
 
     async def on_engine_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, EngineError)
         return engine_error_response(exc, "path" if exc.field == "name" else "body")
 
     async def on_store_unavailable(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, StoreUnavailable)
+        assert isinstance(exc, StoreError)
         return store_unavailable_response(exc)
 
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(EngineError, on_engine_error)
-    app.add_exception_handler(StoreUnavailable, on_store_unavailable)
+    app.add_exception_handler(StoreError, on_store_unavailable)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)

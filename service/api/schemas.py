@@ -22,8 +22,11 @@ class SparseFeatures(BaseModel):
     values: list[FiniteFloat]
 
 
+FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
+"""A named feature: as long as a name in a model's ``feature_names`` may be."""
+
 Features = Annotated[
-    list[FiniteFloat] | SparseFeatures | dict[str, FiniteFloat],
+    list[FiniteFloat] | SparseFeatures | dict[FeatureName, FiniteFloat],
     Field(
         union_mode="left_to_right",
         description='a dense list of n_features numbers, {"indices": [...], "values": [...]}, '

@@ -7,10 +7,15 @@ the messages came, carrying the same ``id``::
     {"id": ..., "type": "predict", "ok": true, "status": 200, "result": {...REST reply...}}
     {"id": ..., "type": "feedback", "ok": false, "status": 422, "detail": [{"loc", "msg", "type"}]}
 
-A malformed message gets an error reply and the socket stays open. Messages are handled
+Without an allowed key (when keys are configured) the socket is accepted and closed at
+once with code 1008 (policy violation) and the reason: a browser can read a close code, not
+the status of a refused handshake. A malformed message (not JSON, nested too deeply, wrong
+fields) gets an error reply and the socket stays open. Messages are handled
 concurrently but answered in order; at most ``ws_queue_size`` may be in flight, after which
 the server stops reading (TCP backpressure). Messages over ``ws_max_message_bytes`` (413)
-or above ``ws_max_messages_per_second`` (429) are refused one by one.
+or above ``ws_max_messages_per_second`` (429) are refused one by one. A frame larger than
+``4 * ws_max_message_bytes`` is not read at all: uvicorn closes the socket with 1009
+(message too big), as RFC 6455 prescribes, without buffering it.
 """
 
 from __future__ import annotations
@@ -25,12 +30,12 @@ from typing import Any
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
-from model_store import StoreUnavailable
+from model_store import StoreError, StoreUnavailable
 
 from ..engine import Engine, EngineError
 from ..settings import Settings
 from .auth import is_open, key_allowed
-from .errors import kind_of, status_of
+from .errors import json_safe, kind_of, status_of
 from .feedback import answer_feedback
 from .predict import answer_predict
 from .schemas import FeedbackRequest, PredictRequest
@@ -59,16 +64,17 @@ async def handle(engine: Engine, message: Any) -> Reply:
         elif kind == "feedback":
             result = await answer_feedback(engine, FeedbackRequest.model_validate(fields))
         else:
-            return _error(422, "type", f'must be "predict" or "feedback", got {kind!r}', "value_error")
+            return _error(
+                422, "type", f'must be "predict" or "feedback", got {json_safe(kind)!r}', "value_error"
+            )
     except ValidationError as exc:
         detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         return {"ok": False, "status": 422, "detail": detail}
     except EngineError as exc:
         return _error(status_of(exc), exc.field, exc.problem, kind_of(exc))
-    except StoreUnavailable as exc:
-        return _error(
-            503, "store", f"the model store is unavailable ({exc}); retry later", "store_unavailable"
-        )
+    except StoreError as exc:  # StoreUnavailable, or a write Redis refused: nothing applied, retry
+        kind = "store_unavailable" if isinstance(exc, StoreUnavailable) else "store_error"
+        return _error(503, "store", f"the model store is unavailable ({exc}); retry later", kind)
     return {"ok": True, "status": 200, "result": result.model_dump()}
 
 
@@ -94,12 +100,11 @@ class _RateLimit:
 async def stream(websocket: WebSocket) -> None:
     engine: Engine = websocket.app.state.engine
     settings: Settings = websocket.app.state.settings
-    if not is_open(settings) and not key_allowed(
-        settings, websocket.headers.get("authorization"), admin=False
-    ):
+    allowed = is_open(settings) or key_allowed(settings, websocket.headers.get("authorization"), admin=False)
+    await websocket.accept()
+    if not allowed:  # closed before accept, uvicorn would refuse the handshake with a bare 403
         await websocket.close(code=1008, reason="missing or unknown API key (Authorization: Bearer <key>)")
         return
-    await websocket.accept()
     replies: asyncio.Queue[tuple[Any, Any, Awaitable[Reply]] | None] = asyncio.Queue(settings.ws_queue_size)
     sender = asyncio.create_task(_send_in_order(websocket, replies))
     limit = _RateLimit(settings.ws_max_messages_per_second)
@@ -135,14 +140,18 @@ def _dispatch(
             message = json.loads(text)
         except ValueError as exc:
             reply = _error(422, "message", f"is not valid JSON ({exc})", "json_invalid")
+        except RecursionError:
+            reply = _error(422, "message", "is nested too deeply to be read as JSON", "json_invalid")
         else:
             return (*_ids(message), asyncio.ensure_future(handle(engine, message)))
     return (*_ids(message), _ready(reply))
 
 
 def _ids(message: Any) -> tuple[Any, Any]:
+    """The ``id`` and ``type`` a reply echoes, bounded like a 422's ``input`` (a deeply nested
+    ``id`` must not break the encoding of the reply, nor a NaN its strictness)."""
     if isinstance(message, dict):
-        return message.get("id"), message.get("type")
+        return json_safe(message.get("id")), json_safe(message.get("type"))
     return None, None
 
 

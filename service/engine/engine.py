@@ -15,19 +15,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from model_store import (
     CodecError,
+    Example,
     InvalidModelName,
     ModelRecord,
     ModelStore,
     PendingLimitExceeded,
     PendingPrediction,
     PredictionIdError,
+    StoreError,
     StoreUnavailable,
     make_prediction_id,
     parse_prediction_id,
@@ -35,6 +40,7 @@ from model_store import (
 )
 
 from ..features import FeatureError
+from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
 from ..settings import Settings
 from .checkpoint import CheckpointMismatch, Snapshot
@@ -230,7 +236,8 @@ class Engine:
         if config.dimension > self.settings.max_n_features:
             field = "n_features" if config.n_features is not None else "max_features"
             raise LimitExceeded(
-                field, f"{config.dimension} is over the limit of {self.settings.max_n_features}"
+                field,
+                f"{config.dimension} is over the limit of {self.settings.max_n_features} (max_n_features)",
             )
         budget = self.settings.memory_budget_bytes
         refused = config.inapplicable(budget)
@@ -254,7 +261,7 @@ class Engine:
             replaced = name in self.runtimes or name in self.failed
             if not replaced and len(self.runtimes) + len(self.failed) >= self.settings.max_models:
                 raise LimitExceeded(
-                    "name", f"the service holds its maximum of {self.settings.max_models} models"
+                    "name", f"the service holds its maximum of {self.settings.max_models} models (max_models)"
                 )
             generation = await self.store.next_generation(name)
             record = ModelRecord(name, generation, config.model_dump(mode="json"), time.time())
@@ -313,21 +320,25 @@ class Engine:
         runtime = self.runtime(model)
         if len(instances) > self.settings.max_batch:
             raise LimitExceeded(
-                "instances", f"{len(instances)} instances, over the limit of {self.settings.max_batch}", 413
+                "instances",
+                f"{len(instances)} instances, over the limit of {self.settings.max_batch} (max_batch)",
+                413,
             )
         parsed = []
         for i, features in enumerate(instances):
             field = "features" if len(instances) == 1 else f"instances[{i}].features"
-            try:
-                parsed.append(runtime.features.parse(features, field))
-            except FeatureError as exc:
-                self.observer.rejected(model, "invalid_features")
-                raise InvalidRequest(exc.field, exc.problem) from None
+            parsed.append(self._parse(runtime, features, field))
         now = time.time()
         version = runtime.version
         pending, out = [], []
         for example, vector in parsed:
             score = runtime.score(vector)
+            if not math.isfinite(score):
+                raise ModelUnavailable(
+                    "model",
+                    f"model {model!r} cannot score: its weights are no longer finite (diverged); "
+                    f"replace it with PUT /models/{model}",
+                )
             label = 1 if score >= 0.0 else -1
             pid = make_prediction_id(model, runtime.generation, now)
             pending.append(PendingPrediction(pid, example, label, score, now))
@@ -336,14 +347,35 @@ class Engine:
         try:
             await self.pending_writers[model].put(pending)
         except PendingLimitExceeded as exc:
-            raise LimitExceeded("instances", str(exc)) from None
-        except StoreUnavailable:
+            raise LimitExceeded("instances", f"{exc} (max_pending_per_model)") from None
+        except StoreError:  # unavailable, or a write Redis refused (a full disk): answer from memory
             if not self.settings.predict_when_store_down:
                 raise
             stored = False
         anomalies = sum(p.label == 1 for p in out)
         self.observer.predictions(model, anomalies, len(out) - anomalies)
         return out, stored
+
+    def _parse(self, runtime: ModelRuntime, features: Any, field: str) -> tuple[Example, SparseVector]:
+        """One instance's example and vector, or the refusal naming the field."""
+        try:
+            example, vector = runtime.features.parse(features, field)
+        except FeatureError as exc:
+            self.observer.rejected(runtime.name, "invalid_features")
+            raise InvalidRequest(exc.field, exc.problem) from None
+        bound = self.settings.max_feature_value
+        if (
+            runtime.config.normalize == "none"
+            and example.values.size
+            and np.abs(example.values).max() > bound
+        ):
+            self.observer.rejected(runtime.name, "invalid_features")
+            raise LimitExceeded(
+                field,
+                f"has a value of absolute size over {bound:g} (max_feature_value), which a model "
+                'with normalize: "none" cannot learn from without overflow',
+            )
+        return example, vector
 
     # --- labels ---------------------------------------------------------------------------
 
@@ -376,7 +408,7 @@ class Engine:
         batch = len(items) > 1
         if len(items) > self.settings.max_batch:
             raise LimitExceeded(
-                "items", f"{len(items)} labels, over the limit of {self.settings.max_batch}", 413
+                "items", f"{len(items)} labels, over the limit of {self.settings.max_batch} (max_batch)", 413
             )
         for i, (pid, raw) in enumerate(items):
             prefix = f"items[{i}]." if batch else ""
@@ -464,17 +496,15 @@ class Engine:
         runtime = self.runtime(model)
         if len(items) > self.settings.max_batch:
             raise LimitExceeded(
-                "items", f"{len(items)} examples, over the limit of {self.settings.max_batch}", 413
+                "items",
+                f"{len(items)} examples, over the limit of {self.settings.max_batch} (max_batch)",
+                413,
             )
         batch = len(items) > 1
         parsed = []
         for i, (features, raw) in enumerate(items):
             prefix = f"items[{i}]." if batch else ""
-            try:
-                example, _ = runtime.features.parse(features, f"{prefix}features")
-            except FeatureError as exc:
-                self.observer.rejected(model, "invalid_features")
-                raise InvalidRequest(exc.field, exc.problem) from None
+            example, _ = self._parse(runtime, features, f"{prefix}features")
             parsed.append((example, self._label(runtime, raw, f"{prefix}label")))
         applied = await self.writers[model].submit_examples(parsed)
         return [

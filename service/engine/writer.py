@@ -27,6 +27,7 @@ from typing import Any
 
 from model_store import Example, LabelOutcome, LogEntry, ModelStore
 
+from .errors import ModelUnavailable
 from .runtime import Applied, ModelRuntime
 
 log = logging.getLogger("acog.engine")
@@ -142,9 +143,12 @@ class LabelWriter:
                 for job in group:
                     _resolve(job.future, await self._write_checkpoint())
         except Exception as exc:  # a store outage, or a bug: fail these jobs, keep serving others
+            error: Exception = exc
+            if self.failure is not None:  # the learner failed on a logged entry: the model stopped (503)
+                error = ModelUnavailable("model", f"model {self.runtime.name!r} stopped: {self.failure}")
             for job in group:
                 if not job.future.done():
-                    job.future.set_exception(exc)
+                    job.future.set_exception(error)
 
     async def _labels(self, jobs: list[LabelJob]) -> None:
         rt = self.runtime
