@@ -23,9 +23,10 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=0, le=65535)
     redis_url: str | None = None
     """``redis://``, ``rediss://`` or ``unix://``; unset starts an embedded Redis in ``data_dir``."""
-    redis_timeout_seconds: float = Field(2.0, gt=0, le=60)
-    """Socket timeout of every Redis command: a Redis that does not answer in time is unavailable (503)."""
-    redis_connect_timeout_seconds: float = Field(1.0, gt=0, le=60)
+    redis_timeout_seconds: float = Field(5.0, gt=0, le=600)
+    """Socket timeout of every Redis command: a Redis that does not answer in time is unavailable
+    (503). It must also cover moving the largest checkpoint (the whole learner state) both ways."""
+    redis_connect_timeout_seconds: float = Field(2.0, gt=0, le=60)
     redis_retries: int = Field(1, ge=0, le=10)
     """Retries of a command that failed on a connection error or timeout (the scripts are idempotent).
     A request waits for the store at most ``(1 + redis_retries) * redis_timeout_seconds``, plus
