@@ -46,5 +46,10 @@ def _cache_dir() -> Path:
 
 numba.config.CACHE_DIR = str(_cache_dir())  # type: ignore[attr-defined]
 
-kernel = njit(cache=True)
-"""``@kernel``: compile with numba in nopython mode and cache the machine code."""
+kernel = njit(cache=True, error_model="numpy")
+"""``@kernel``: compile with numba in nopython mode and cache the machine code.
+
+``error_model="numpy"``: a division by zero gives inf or NaN, as IEEE arithmetic does, instead
+of raising ``ZeroDivisionError`` from inside a kernel (and the checks it needs are gone). The
+engine refuses inputs and scores that are not finite, so a degenerate update cannot pass
+unnoticed."""
