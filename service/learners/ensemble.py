@@ -2,7 +2,9 @@
 
 The paper picks ``eta`` per data set from the whole stream's results; a service cannot.
 :class:`EtaGrid` runs ``K`` members of one algorithm, member ``k`` with ``eta = grid[k]``
-(default ``{0.01, 0.1, 1, 10, 100}``). Every member learns every label. Each member's
+(default ``{0.3, 1, 3, 10, 30}``, chosen by ``bench/quality.py --study``: on L2-normalised
+streams it beat the decade grid ``{0.01, ..., 100}`` on mean sum and mean cost over the
+nine benchmark data sets, see ``docs/benchmarks.md``). Every member learns every label. Each member's
 *own* online predictions (made before it learns each label) give it running counts
 ``T_p, T_n, M_p, M_n`` and so a running value of the model's objective:
 
@@ -33,7 +35,7 @@ from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter
 
-DEFAULT_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
+DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 Objective = Literal["sum", "cost"]
 Selection = Literal["leader", "window"]
 
