@@ -1,6 +1,6 @@
 """Learner throughput: examples per second on a9a, beside river and Vowpal Wabbit, same run.
 
-    .venv/bin/python -m bench.learners [--repeats 3] [--output docs/bench-learners.md]
+    .venv/bin/python -m bench.learners [--repeats 3] [--output docs/benchmarks.md]
 
 Every system runs predict-then-learn over the same L2-normalised a9a stream (48,842 rows,
 123 features, ~14 non-zeros a row). Ours are timed around ``Learner.run`` (input checks and
@@ -119,7 +119,7 @@ def flatness_table(repeats: int, n: int = 30_000, nnz: int = 20) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--output", default=None, help="also write the markdown here")
+    parser.add_argument("--output", default=None, help="write the section into this markdown file")
     args = parser.parse_args(argv)
     header = [
         "## Learner throughput (`python -m bench.learners`)",
@@ -131,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join([*header, *throughput_table(args.repeats), "", *flatness_table(args.repeats)])
     print(text)
     if args.output:
-        with open(args.output, "w") as out:
-            out.write(text + "\n")
+        from bench.report import write_section
+
+        write_section(args.output, "learners", text)
     return 0
 
 
