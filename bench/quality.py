@@ -314,7 +314,9 @@ def run_dataset(
         "positives": int(np.count_nonzero(stream.y == 1)),
         "ratio": stream.ratio,
         "permutations": len(stream.orders),
-        "sklearn_permutations": min(len(stream.orders), args.sklearn_permutations),
+        "sklearn_permutations": (
+            min(len(stream.orders), args.sklearn_permutations) if any(s.sklearn for s in chosen) else 0
+        ),
         "seconds": time.perf_counter() - started,
         "records": {
             key: {m: {"counts": r.counts, "seconds": r.seconds} for m, r in per_metric.items()}
