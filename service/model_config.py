@@ -37,7 +37,9 @@ class ModelConfig(BaseModel):
     algorithm: Algorithm | None = Field(
         None, description="learner; default: acog when its covariance fits the memory budget, else ssacog"
     )
-    loss: Literal["I", "II"] = "II"
+    loss: Literal["I", "II", "auto"] = Field(
+        "auto", description='"I" (uneven margin), "II" (uneven slope), or "auto": members for both'
+    )
     objective: Literal["sum", "cost"] = Field(
         "sum", description="sum: alpha_p sens + alpha_n spec; cost: c_p M_p + c_n M_n"
     )
@@ -107,12 +109,18 @@ class ModelConfig(BaseModel):
     def open_schema(self) -> bool:
         return self.max_features is not None
 
+    @property
+    def members(self) -> int:
+        """How many learners the model runs: one per eta of the grid (``eta="auto"``) and per
+        loss (``loss="auto"``)."""
+        return (len(self.eta_grid) if self.eta == "auto" else 1) * (2 if self.loss == "auto" else 1)
+
     def resolved_algorithm(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> str:
         """The algorithm in use: as given, or acog when ``K`` covariances fit, else ssacog."""
         if self.algorithm is not None:
             return self.algorithm
         dim = self.dimension + (1 if self.fit_intercept else 0)
-        copies = len(self.eta_grid) if self.eta == "auto" else 1
+        copies = self.members
         return "acog" if copies * dim * dim * 8 <= memory_budget else "ssacog"
 
     def inapplicable(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> list[str]:
@@ -163,15 +171,16 @@ class ModelConfig(BaseModel):
         else:
             wanted["rho"] = float(self.rho)
         params = {k: v for k, v in wanted.items() if k in spec}
-        if self.eta == "auto" and "eta" in spec:
+        if "eta" in spec and "auto" in (self.eta, wanted["loss"] if "loss" in spec else None):
             params.update(
-                eta_grid=self.eta_grid,
                 objective=self.objective,
                 c_p=self.c_p,
                 alpha_p=self.alpha_p,
                 selection=self.selection,
                 window=self.selection_window,
             )
+            if self.eta == "auto":
+                params["eta_grid"] = self.eta_grid
         return params
 
     def build_learner(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> OnlineLearner:

@@ -38,9 +38,10 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
     parameter for an unknown algorithm or parameter, or a value out of range.
 
     ``eta="auto"`` gives an :class:`EtaGrid` over ``eta_grid`` (default
-    ``{0.01, 0.1, 1, 10, 100}``) that follows the member with the best running
+    ``{0.3, 1, 3, 10, 30}``) that follows the member with the best running
     ``objective`` (``"sum"`` with ``alpha_p`` or ``"cost"`` with ``c_p``), over all labels
     (``selection="leader"``) or the last ``window`` ones (``selection="window"``).
+    ``loss="auto"`` adds members for both losses (II first, then I).
     """
     try:
         cls = ALGORITHMS[algorithm]
@@ -48,12 +49,15 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
         raise InvalidParameter(
             "algorithm", f"unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})"
         ) from None
-    if params.get("eta") == "auto":
+    if params.get("eta") == "auto" or params.get("loss") == "auto":
         options = {k: params.pop(k) for k in ENSEMBLE_PARAMS if k in params}
-        del params["eta"]
-        grid = options.pop("eta_grid", DEFAULT_GRID)
+        eta = params.pop("eta", "auto")
+        grid = options.pop("eta_grid", DEFAULT_GRID) if eta == "auto" else (eta,)
+        losses = ("II", "I") if params.get("loss") == "auto" else None
+        if losses is not None:
+            del params["loss"]
         alpha_p = params.pop("alpha_p", 0.5)
-        return EtaGrid(cls, n_features, grid=grid, alpha_p=alpha_p, **options, **params)
+        return EtaGrid(cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, **options, **params)
     stray = [k for k in ENSEMBLE_PARAMS if k in params]
     if stray:
         raise InvalidParameter(stray[0], 'only applies with eta="auto"')

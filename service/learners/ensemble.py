@@ -13,6 +13,11 @@ nine benchmark data sets, see ``docs/benchmarks.md``). Every member learns every
   accident of NaN);
 - ``cost``: ``c_p * M_p + c_n * M_n`` (lower is better).
 
+With ``losses`` (``loss="auto"`` in :func:`service.learners.create`) the members also span
+the losses: ``K = len(losses) * len(grid)`` members, loss-major in the order given (loss II
+first by default), so that ``bench/quality.py --study`` measured: members over both losses
+beat VW on mean cost where loss II alone did not.
+
 The ensemble predicts with the **leader**: the member with the best objective over the
 labels so far (``selection="leader"``) or over the last ``window`` labels only
 (``selection="window"``, for drifting streams). Ties go to the earlier member in the grid;
@@ -61,7 +66,8 @@ def best_member(values: np.ndarray) -> Any:
 
 
 class EtaGrid:
-    """K learners that differ only in ``eta``; predictions follow the best so far."""
+    """K learners that differ only in ``eta`` (and the loss, with ``losses``); predictions
+    follow the best so far."""
 
     def __init__(
         self,
@@ -74,6 +80,7 @@ class EtaGrid:
         c_p: float = 0.9,
         selection: Selection = "leader",
         window: int = 1000,
+        losses: Sequence[str] | None = None,
         **params: Any,
     ) -> None:
         if "eta" not in algorithm.param_spec():
@@ -93,14 +100,30 @@ class EtaGrid:
             raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise InvalidParameter("window", f"must be an integer >= 1, got {window!r}")
+        if losses is not None:
+            if "loss" not in algorithm.param_spec():
+                raise InvalidParameter("loss", f'{algorithm.algorithm} has no loss to set to "auto"')
+            if not losses or len(set(losses)) != len(losses) or not set(losses) <= {"I", "II"}:
+                raise InvalidParameter(
+                    "loss", f'the losses of "auto" must be distinct "I"/"II", got {losses!r}'
+                )
+        member_losses: Sequence[str | None] = losses if losses is not None else [None]
+        configs = [(loss, eta) for loss in member_losses for eta in values]
         if "memory_budget" in algorithm.param_spec():
             dim = n_features + (1 if params.get("fit_intercept") else 0)
             budget = params.get("memory_budget", algorithm.param_spec()["memory_budget"][0])
-            check_sigma_fits(algorithm.algorithm, dim, budget, copies=len(values))
+            check_sigma_fits(algorithm.algorithm, dim, budget, copies=len(configs))
         if "rho" in algorithm.param_spec():
             params["alpha_p"] = alpha_p
-        self.members = [algorithm(n_features, eta=eta, **params) for eta in values]
+        self.members = [
+            algorithm(n_features, eta=eta, **params, **({} if loss is None else {"loss": loss}))
+            for loss, eta in configs
+        ]
+        self.configs = [
+            (m.params.get("loss"), eta) for m, (_, eta) in zip(self.members, configs, strict=True)
+        ]
         self.grid = tuple(values)
+        self.losses = tuple(losses) if losses is not None else None
         self.algorithm = f"auto:{algorithm.algorithm}"
         self.n_features = n_features
         self.objective: Objective = objective
@@ -108,7 +131,7 @@ class EtaGrid:
         self.c_p = c_p
         self.selection: Selection = selection
         self.window = window
-        k = len(values)
+        k = len(configs)
         self._counts = np.zeros((k, 4), dtype=np.int64)  # all-time, per member
         self._window_counts = np.zeros((k, 4), dtype=np.int64)  # over the last `window` labels
         self._recent = np.zeros((window, k, 4), dtype=np.int8)  # ring of per-label increments
@@ -124,16 +147,21 @@ class EtaGrid:
     @property
     def eta(self) -> float:
         """The learning rate in use."""
-        return self.grid[self.leader()]
+        return self.configs[self.leader()][1]
 
-    def member_objectives(self) -> list[dict[str, float]]:
-        """Each member's eta and running objective (all-time and, for ``window``, windowed)."""
+    @property
+    def loss(self) -> str | None:
+        """The loss in use (None for an algorithm without one)."""
+        return self.configs[self.leader()][0]
+
+    def member_objectives(self) -> list[dict[str, Any]]:
+        """Each member's loss, eta and running objective (all-time and over the window)."""
         all_time = objective_values(self._counts, self.objective, self.alpha_p, self.c_p)
         windowed = objective_values(self._window_counts, self.objective, self.alpha_p, self.c_p)
         sign = -1.0 if self.objective == "cost" else 1.0
         return [
-            {"eta": eta, "objective": sign * float(a), "window_objective": sign * float(w)}
-            for eta, a, w in zip(self.grid, all_time, windowed, strict=True)
+            {"loss": loss, "eta": eta, "objective": sign * float(a), "window_objective": sign * float(w)}
+            for (loss, eta), a, w in zip(self.configs, all_time, windowed, strict=True)
         ]
 
     # --- the learner contract -------------------------------------------------------------
@@ -216,7 +244,10 @@ class EtaGrid:
 
     @property
     def params(self) -> dict[str, Any]:
-        return {**self.members[0].params, "eta": "auto", "eta_grid": list(self.grid)}
+        auto = {"eta": "auto", "eta_grid": list(self.grid)}
+        if self.losses is not None:
+            auto["loss"] = "auto"
+        return {**self.members[0].params, **auto}
 
     def weights(self) -> np.ndarray:
         return self.members[self.leader()].weights()
@@ -230,6 +261,7 @@ class EtaGrid:
             "algorithm": self.algorithm,
             "n_features": self.n_features,
             "grid": np.array(self.grid),
+            "losses": list(self.losses or []),
             "member_counts": self._counts.copy(),
             "recent": self._recent.copy(),
             "cursor": self._cursor.copy(),
@@ -241,6 +273,8 @@ class EtaGrid:
             raise InvalidInput("state", f"is for {state.get('algorithm')!r}, expected {self.algorithm!r}")
         if not np.array_equal(np.asarray(state.get("grid")), np.array(self.grid)):
             raise InvalidInput("state", "was written with another eta grid")
+        if list(state.get("losses", [])) != list(self.losses or []):
+            raise InvalidInput("state", "was written with other losses")
         members = state.get("members", {})
         if sorted(members) != sorted(str(k) for k in range(len(self.members))):
             raise InvalidInput("state", "has the wrong members")

@@ -239,7 +239,10 @@ def test_limits_are_inclusive(server: Running) -> None:
 def test_state_comparison_sees_a_change(server: Running, german: German) -> None:
     """The check above is not vacuous: an accepted label does change the snapshot."""
     before = everything(server, german)
-    server.api.learn("bad", german.rows[900:901], german.y[900:901])
+    # A label against the model's own prediction is a mistake for the member that predicts
+    # (under either loss), so its weights, and the probe scores, must move.
+    wrong = -server.api.predict_one("bad", german.rows[900])["label"]
+    server.api.learn("bad", german.rows[900:901], [wrong])
     after = everything(server, german)
     assert after["bad"][0] != before["bad"][0] and after["bad"][1] != before["bad"][1]
     server.api.put_model("bad", CONFIG, expect=200)

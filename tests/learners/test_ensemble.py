@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from service import evaluate as ev
 from service.datasets import load
-from service.learners import DEFAULT_GRID, EtaGrid, InvalidParameter, create
+from service.learners import DEFAULT_GRID, EtaGrid, InvalidInput, InvalidParameter, create
 from service.model_config import ModelConfig
 
 from ..conftest import dataset_path
@@ -201,10 +201,16 @@ def test_memory_budget_counts_k_copies_of_sigma_for_full_acog() -> None:
             memory_budget=4 * d * d * 8,
         )
     # the service then picks the O(d) learner rather than refusing the model
-    config = ModelConfig(n_features=d)
+    config = ModelConfig(n_features=d, loss="II")
     assert config.resolved_algorithm(memory_budget=budget) == "ssacog"
     assert config.resolved_algorithm(memory_budget=5 * one) == "acog"
-    assert ModelConfig(n_features=d, eta=1.0).resolved_algorithm(memory_budget=budget) == "acog"
+    assert ModelConfig(n_features=d, eta=1.0, loss="II").resolved_algorithm(memory_budget=budget) == "acog"
+    # the default, loss "auto", runs members for both losses: ten copies
+    assert ModelConfig(n_features=d).members == 10
+    assert ModelConfig(n_features=d).resolved_algorithm(memory_budget=5 * one) == "ssacog"
+    assert ModelConfig(n_features=d).resolved_algorithm(memory_budget=10 * one) == "acog"
+    with pytest.raises(InvalidParameter, match=r"10 copies"):
+        create("acog", n_features=d, eta="auto", loss="auto", fit_intercept=True, memory_budget=9 * one)
 
 
 def test_german_reproduction_is_unchanged_with_the_intercept_off() -> None:
@@ -232,3 +238,35 @@ def assert_same_state(a: dict[str, Any], b: dict[str, Any]) -> None:
             assert np.array_equal(a[key], b[key]), key
         else:
             assert a[key] == b[key], key
+
+
+def test_loss_auto_runs_both_losses_and_follows_the_best() -> None:
+    """``loss="auto"``: members for loss II then loss I over the grid; the leader is the best
+    member of all ten, and run() equals learn() bit for bit, state included."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X[:, 0] + 0.2 * rng.normal(size=600) > 0.5, 1, -1)
+    spec: dict[str, Any] = {
+        "n_features": 5,
+        "eta": "auto",
+        "rho": 9.0,
+        "objective": "cost",
+        "fit_intercept": True,
+    }
+    a, b = create("acog", loss="auto", **spec), create("acog", loss="auto", **spec)
+    assert [m["loss"] for m in a.member_objectives()] == ["II"] * 5 + ["I"] * 5
+    ra = a.run(X, y)
+    rb = np.array([b.learn(x, int(label)).score for x, label in zip(X, y, strict=True)])
+    assert np.array_equal(ra.scores, rb)
+    costs = [m["objective"] for m in a.member_objectives()]
+    assert costs[a.leader()] == min(costs)
+    assert (a.loss, a.eta) == a.configs[a.leader()]
+    clone = create(
+        "acog", n_features=5, eta="auto", loss="auto", rho=9.0, objective="cost", fit_intercept=True
+    )
+    clone.load_state(a.to_state())
+    assert np.array_equal(clone.run(X[:50], y[:50]).scores, a.run(X[:50], y[:50]).scores)
+    fixed = create("acog", loss="II", **spec)
+    with pytest.raises(InvalidInput, match="losses"):
+        fixed.load_state(clone.to_state())
