@@ -81,13 +81,16 @@ class Bench:
         path.write_text("\n".join(lines) + "\n")
         return path
 
-    def wrk(self, url: str, path: str, bodies: Path, seconds: float, connections: int = 16) -> dict[str, Any]:
-        """Closed loop for ``seconds`` (which bounds the count), each request a different body.
+    def wrk(
+        self, url: str, path: str, bodies: Path, seconds: float, connections: int = 16, unique: bool = False
+    ) -> dict[str, Any]:
+        """Closed loop for ``seconds`` (which bounds the count), cycling through ``bodies``.
 
-        wrk's ``thread:stop()`` stops sending but not the clock, so the count limit is only a
-        guard: a run that exhausts its bodies is flagged (its rate would be understated).
+        With ``unique`` (labels: each prediction id once) a run stops sending when the bodies run
+        out; wrk's ``thread:stop()`` does not stop its clock, so such a run is flagged (its rate
+        would be understated) and the caller must prepare more bodies than a run can send.
         """
-        limit = sum(1 for _ in bodies.open())
+        limit = sum(1 for _ in bodies.open()) if unique else 10**12
         env = {**os.environ, "WRK_LIMIT": str(limit), "WRK_BODIES": str(bodies), "WRK_PATH": path}
         command = [
             "wrk",
@@ -203,15 +206,14 @@ def run(bench: Bench) -> None:
         # feedback: each body labels a stored prediction once (more bodies than a run can send)
         pairs = fresh_predictions(http, bench, int(5000 * seconds), "default")
         labels = bench.bodies("feedback1", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs])
-        r["feedback"] = bench.wrk(service.url, "/feedback", labels, seconds)
+        r["feedback"] = bench.wrk(service.url, "/feedback", labels, seconds, unique=True)
         pairs = fresh_predictions(http, bench, int(30_000 * seconds), "default")
         batches = [
             json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
             for i in range(0, len(pairs), 100)
         ]
-        r["feedback_batch_100"] = bench.wrk(
-            service.url, "/feedback", bench.bodies("feedback100", batches), seconds, 4
-        )
+        feedback100 = bench.bodies("feedback100", batches)
+        r["feedback_batch_100"] = bench.wrk(service.url, "/feedback", feedback100, seconds, 4, unique=True)
         # open loop: latency at a fixed rate of single predictions
         rate_bodies = bench.bodies("rate", predict_lines(bench, bench.n(10_000), 1))
         r["open_loop_1000"] = bench.loadgen(

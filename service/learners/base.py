@@ -253,9 +253,18 @@ class Learner:
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         """One online round: score ``x``, suffer the loss for label ``y``, update."""
         label = self._label(y)
-        idx, val = self._vector(x)
-        s, loss, updated, rho = driver.learn_one(self._st, self._hp, self._rho_cfg, idx, val, label)
+        return self.learn_checked(self._vector(x), label)
+
+    def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        """:meth:`learn` for an input already checked: a vector from :meth:`checked` (intercept
+        included) and ``y`` in {-1, +1}. Lets an ensemble check once for all its members."""
+        s, loss, updated, rho = driver.learn_one(self._st, self._hp, self._rho_cfg, vector[0], vector[1], y)
         return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
+
+    def checked(self, x: Any, y: Any) -> tuple[SparseVector, int]:
+        """``x`` as the canonical vector the kernels read (intercept appended) and ``y`` as an int,
+        or :class:`InvalidInput`."""
+        return self._vector(x), self._label(y)
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation over the rows of ``X`` (predict row i, then learn it)."""

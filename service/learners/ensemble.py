@@ -136,13 +136,16 @@ class EtaGrid:
         self._window_counts = np.zeros((k, 4), dtype=np.int64)  # over the last `window` labels
         self._recent = np.zeros((window, k, 4), dtype=np.int8)  # ring of per-label increments
         self._cursor = np.zeros(2, dtype=np.int64)  # [next slot, labels seen]
+        self._leader: int | None = None  # cache of leader(); None once the counts change
 
     # --- selection ------------------------------------------------------------------------
 
     def leader(self) -> int:
-        """Index of the member that predicts now."""
-        counts = self._counts if self.selection == "leader" else self._window_counts
-        return int(best_member(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
+        """Index of the member that predicts now (recomputed only after the counts change)."""
+        if self._leader is None:
+            counts = self._counts if self.selection == "leader" else self._window_counts
+            self._leader = int(best_member(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
+        return self._leader
 
     @property
     def eta(self) -> float:
@@ -174,9 +177,8 @@ class EtaGrid:
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         chosen = self.leader()
-        first = self.members[0].learn(x, y)  # validates x and y before anything else changes
-        infos = [first, *(m.learn(x, y) for m in self.members[1:])]
-        label = int(y)
+        vector, label = self.members[0].checked(x, y)  # once for all: members share the input form
+        infos = [m.learn_checked(vector, label) for m in self.members]
         step = np.zeros((len(infos), 4), dtype=np.int8)
         for k, info in enumerate(infos):
             wrong = info.prediction != label
@@ -186,6 +188,7 @@ class EtaGrid:
         return UpdateInfo(lead.score, lead.loss, any(i.updated for i in infos), lead.rho)
 
     def _record(self, step: np.ndarray) -> None:
+        self._leader = None
         slot = int(self._cursor[0])
         self._counts += step
         self._window_counts += step.astype(np.int64) - self._recent[slot]
@@ -223,6 +226,7 @@ class EtaGrid:
         return StreamResult(scores, updated)
 
     def _record_many(self, steps: np.ndarray) -> None:
+        self._leader = None
         """What ``_record`` does for each row of ``steps``, in one go (same resulting state)."""
         n = steps.shape[0]
         start = int(self._cursor[0])
@@ -295,3 +299,4 @@ class EtaGrid:
         self.members = clones
         self._counts, self._recent, self._cursor = arrays["member_counts"], arrays["recent"], arrays["cursor"]
         self._window_counts = self._recent.sum(axis=0, dtype=np.int64)
+        self._leader = None
