@@ -194,6 +194,12 @@ def run(bench: Bench) -> None:
                 time.sleep(0.1)
         r = bench.results
         seconds = bench.seconds
+        # one label per request on a fresh Redis, before the prediction runs fill it up
+        pairs = fresh_predictions(http, bench, int(5000 * seconds), "default")
+        fresh = bench.bodies(
+            "feedback_fresh", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs]
+        )
+        r["feedback_fresh"] = bench.wrk(service.url, "/feedback", fresh, seconds, unique=True)
         single = bench.bodies("predict1", predict_lines(bench, 100_000, 1))
         # closed loop: the service and the no-op, same bodies, same connections
         bench.wrk(service.url, "/predict", single, 2)  # warm up
@@ -250,10 +256,14 @@ def memory(http: httpx.Client, service: ServiceProcess, server: PrivateRedis, be
     client = redis.Redis.from_url(server.url)
     out: dict[str, Any] = {}
     for label, config, copies in (
-        ("acog, d=123, eta auto (5 members)", {"n_features": 123}, 8),
-        ("acog, d=123, eta fixed", {"n_features": 123, "eta": 1.0}, 8),
-        ("ssacog, d=10^6, eta fixed", {"n_features": 10**6, "algorithm": "ssacog", "eta": 1.0}, 3),
-        ("ssacog, d=10^6, eta auto (5 members)", {"n_features": 10**6, "algorithm": "ssacog"}, 2),
+        ("acog, d=123, defaults (10 members: 5 eta x 2 losses)", {"n_features": 123}, 8),
+        ("acog, d=123, eta and loss fixed (1 member)", {"n_features": 123, "eta": 1.0, "loss": "II"}, 8),
+        (
+            "ssacog, d=10^6, eta and loss fixed (1 member)",
+            {"n_features": 10**6, "algorithm": "ssacog", "eta": 1.0, "loss": "II"},
+            3,
+        ),
+        ("ssacog, d=10^6, defaults (10 members)", {"n_features": 10**6, "algorithm": "ssacog"}, 2),
     ):
         before_rss, before_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
         names = [f"mem{len(out)}-{k}" for k in range(copies)]
@@ -330,7 +340,13 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
             r["open_loop_1000"]["p99"] < 5,
         ),
         (
-            "durable labels/s, one per request",
+            "durable labels/s, one per request (fresh Redis)",
+            ">= 2,000",
+            f"{r['feedback_fresh']['rate']:,.0f}",
+            r["feedback_fresh"]["rate"] >= 2000,
+        ),
+        (
+            "durable labels/s, one per request (after 200k predictions)",
             ">= 2,000",
             f"{r['feedback']['rate']:,.0f}",
             r["feedback"]["rate"] >= 2000,
@@ -367,7 +383,8 @@ def report(r: dict[str, Any], command: str) -> str:
         ("/predict, single", "predict", 1),
         ("/predict, batch of 100", "predict_batch_100", 100),
         ("/predict, batch of 1,000", "predict_batch_1000", 1000),
-        ("/feedback, one label", "feedback", 1),
+        ("/feedback, one label, fresh Redis", "feedback_fresh", 1),
+        ("/feedback, one label, after 200k predictions", "feedback", 1),
         ("/feedback, 100 labels", "feedback_batch_100", 100),
     ]
     for name, key, per in rows:
@@ -392,6 +409,30 @@ def report(r: dict[str, Any], command: str) -> str:
             f"| {name} | {w['messages_per_second']:,.0f} | | {w['p50']:.2f} | {w['p99']:.2f} | "
             f"{w['errors']} |"
         )
+    ratio = r["predict"]["rate"] / r["noop"]["rate"]
+    notes = [
+        "",
+        f"Single /predict reaches {ratio:.2f} of the no-op: most of a request is FastAPI's own path "
+        "(routing, the API-key dependency, body and response models), which the no-op does not "
+        "take, plus a durable write of the pending prediction to Redis (group-committed across "
+        f"concurrent requests). The same predictions over the WebSocket run at "
+        f"{r['ws_predict']['messages_per_second']:,.0f}/s and in batches of 100 at "
+        f"{r['predict_batch_100']['rate'] * 100:,.0f}/s, so the engine is not what bounds single "
+        "requests; a raw Starlette route measured about 0.5 of the no-op, which is the bound for "
+        "one CPython process that stores every prediction before answering.",
+    ]
+    if min(r["feedback"]["rate"], r["feedback_fresh"]["rate"]) < 2000 or r["feedback"]["p99"] > 1000:
+        notes.append(
+            f"One label per request: {r['feedback']['rate']:,.0f} labels/s, p99 "
+            f"{r['feedback']['p99']:,.0f} ms. Each label is a Redis append before the reply and ten "
+            "ACOG updates (the default model runs 5 eta x 2 losses, 88 us a label at d = 123). "
+            "When Redis rewrites its append-only file while hundreds of thousands of pending "
+            "predictions sit in memory, appendfsync everysec can stall writes for about a second "
+            "(`no-appendfsync-on-rewrite yes` avoids that at a small durability cost); on a fresh "
+            f"Redis the same scenario gives {r['feedback_fresh']['rate']:,.0f} labels/s, p99 "
+            f"{r['feedback_fresh']['p99']:,.0f} ms. Batches and the WebSocket amortise both costs."
+        )
+    lines += notes
     lines += [
         "",
         "Memory per model (learner state; service RSS growth; Redis growth with one checkpoint kept "

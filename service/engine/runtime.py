@@ -94,7 +94,9 @@ class ModelRuntime:
 
     # --- checkpoints ----------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, copy: bool = True) -> Snapshot:
+        """The state to checkpoint. ``copy=False`` shares the learner's live arrays: only for a
+        caller that encodes it before the next entry is applied (the writer does)."""
         registry = self.features.registry
         return Snapshot(
             generation=self.generation,
@@ -103,7 +105,7 @@ class ModelRuntime:
             version=self.version,
             updates=self.updates,
             written_at=time.time(),
-            learner=self.learner.to_state(),
+            learner=self.learner.to_state(copy),
             measures=self.measures.to_state(),
             window=self.window.to_state(),
             registry=None if registry is None else registry.to_state(),

@@ -100,7 +100,7 @@ class OnlineLearner(Protocol):
 
     def weights(self) -> np.ndarray: ...
 
-    def to_state(self) -> dict[str, Any]: ...
+    def to_state(self, copy: bool = True) -> dict[str, Any]: ...
 
     def load_state(self, state: Mapping[str, Any]) -> None: ...
 
@@ -299,15 +299,18 @@ class Learner:
         """The weight vector ``mu`` (length ``dim``; the intercept weight last)."""
         return np.array(self._arrays["w"], dtype=np.float64)
 
-    def to_state(self) -> dict[str, Any]:
-        """The whole numeric state: copies of the arrays plus identifying scalars."""
+    def to_state(self, copy: bool = True) -> dict[str, Any]:
+        """The whole numeric state: copies of the arrays plus identifying scalars.
+
+        ``copy=False`` hands out the live arrays instead, for a caller that encodes them before
+        anything else can learn (a checkpoint of a large model then costs no memory copy)."""
         state: dict[str, Any] = {
             "format": STATE_FORMAT,
             "algorithm": self.algorithm,
             "n_features": self.n_features,
             "dim": self.dim,
         }
-        state.update({name: arr.copy() for name, arr in self._arrays.items()})
+        state.update({name: arr.copy() if copy else arr for name, arr in self._arrays.items()})
         return state
 
     def load_state(self, state: Mapping[str, Any]) -> None:

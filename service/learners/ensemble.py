@@ -259,7 +259,7 @@ class EtaGrid:
     def state_nbytes(self) -> int:
         return sum(m.state_nbytes() for m in self.members) + self._recent.nbytes
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self, copy: bool = True) -> dict[str, Any]:
         return {
             "format": STATE_FORMAT,
             "algorithm": self.algorithm,
@@ -269,7 +269,7 @@ class EtaGrid:
             "member_counts": self._counts.copy(),
             "recent": self._recent.copy(),
             "cursor": self._cursor.copy(),
-            "members": {str(k): m.to_state() for k, m in enumerate(self.members)},
+            "members": {str(k): m.to_state(copy) for k, m in enumerate(self.members)},
         }
 
     def load_state(self, state: Mapping[str, Any]) -> None:
