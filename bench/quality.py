@@ -185,7 +185,7 @@ def _peer(name: str, weighted: bool) -> Predict:
 
 
 SERVICE_ROWS = (
-    ("defaults", "defaults (ACOG-II, eta auto)", {}),
+    ("defaults", "defaults (ACOG, loss and eta auto)", {}),
     ("acog-I", "ACOG-I", {"algorithm": "acog", "loss": "I"}),
     ("acog-Idiag", "ACOG-Idiag", {"algorithm": "acog-diag", "loss": "I"}),
     ("acog-IIdiag", "ACOG-IIdiag", {"algorithm": "acog-diag", "loss": "II"}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictFloat, StrictInt, Tag, model_validator
 
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 """A JSON number (an integer is taken as a float): never a string, a boolean, NaN or inf."""
@@ -25,10 +25,32 @@ class SparseFeatures(BaseModel):
 FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
 """A named feature: as long as a name in a model's ``feature_names`` may be."""
 
+
+def features_kind(value: Any) -> str | None:
+    """Which form a ``features`` payload takes, so that a bad one is reported against that
+    form only: a list is dense; an object whose keys are exactly ``indices`` and ``values``,
+    both lists, is sparse; any other object is named."""
+    if isinstance(value, list | tuple):
+        return "dense"
+    if isinstance(value, SparseFeatures):
+        return "sparse"
+    if isinstance(value, dict):
+        sparse = set(value) == {"indices", "values"} and all(isinstance(v, list) for v in value.values())
+        return "sparse" if sparse else "named"
+    return None
+
+
 Features = Annotated[
-    list[FiniteFloat] | SparseFeatures | dict[FeatureName, FiniteFloat],
+    Annotated[list[FiniteFloat], Tag("dense")]
+    | Annotated[SparseFeatures, Tag("sparse")]
+    | Annotated[dict[FeatureName, FiniteFloat], Tag("named")],
+    Discriminator(
+        features_kind,
+        custom_error_type="features_type",
+        custom_error_message='must be a list of numbers, {"indices": [...], "values": [...]} '
+        "or {name: value}",
+    ),
     Field(
-        union_mode="left_to_right",
         description='a dense list of n_features numbers, {"indices": [...], "values": [...]}, '
         "or {name: value} for models with named features",
     ),

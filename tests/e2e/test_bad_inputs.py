@@ -137,7 +137,8 @@ CASES = [
     Case("named-for-dense-model", "/predict", {"model": "bad", "features": {"a": 1}}, 422, "features",
          "list of numbers"),
     # wrong JSON types
-    Case("features-string", "/predict", {"model": "bad", "features": "0.5"}, 422, "features", "valid"),
+    Case("features-string", "/predict", {"model": "bad", "features": "0.5"}, 422, "features",
+         "a list of numbers"),
     Case("feature-string", "/predict", {"model": "bad", "features": [*ROW[:-1], "1"]}, 422, "features",
          "valid number"),
     Case("feature-bool", "/predict", {"model": "bad", "features": [True, *ROW[1:]]}, 422, "features",

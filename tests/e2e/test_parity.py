@@ -146,7 +146,7 @@ def test_a_malformed_message_gets_an_error_reply_and_the_socket_stays_open(
         (json.dumps({"type": "explode", "id": 1}), 422, "type", "must be"),
         (json.dumps({"id": 2, "model": "ws-errors", "features": row}), 422, "type", "must be"),
         (json.dumps({**good, "id": 3, "features": row[:-1]}), 422, "features", "length 23"),
-        (json.dumps({**good, "id": 4, "features": "abc"}), 422, "features", "valid"),
+        (json.dumps({**good, "id": 4, "features": "abc"}), 422, "features", "a list of numbers"),
         (json.dumps({**good, "id": 5, "colour": "red"}), 422, "colour", "extra"),
         (json.dumps({**good, "id": 6, "model": "absent"}), 404, "model", "no model named"),
         (nan_message, 422, "features", "finite"),
