@@ -1,19 +1,57 @@
-"""The README's commands are the ones CI runs."""
+"""The README's commands are the ones CI runs, and every command it shows works."""
+
+from __future__ import annotations
 
 import re
+import shlex
+import subprocess
 from pathlib import Path
 
+import pytest
+
+from service.cli import build_parser
+
+from .conftest import dataset_path
+
 ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
 
 
-def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```sh\n(.*?)```", text, flags=re.S)
+def shell_lines() -> list[str]:
+    blocks = re.findall(r"```sh\n(.*?)```", README, flags=re.S)
     return [line for block in blocks for line in block.splitlines() if line.strip()]
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
-    test_command = readme_commands()[1]
+    test_command = shell_lines()[1]
     assert "pytest" in test_command
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_command in ci_lines
+
+
+def test_every_acog_command_in_the_readme_parses() -> None:
+    commands = [line for line in README.splitlines() if re.search(r"(^|/)acog (evaluate|replay|serve)", line)]
+    assert commands
+    for line in commands:
+        text = line.strip().strip("`")
+        words = shlex.split(text[text.index("acog ") :].split("`")[0])
+        build_parser().parse_args(words[1:])
+
+
+def test_the_readme_evaluate_example_prints_the_papers_digits() -> None:
+    dataset_path("german", "german.mat")
+    [line] = [line for line in shell_lines() if "acog evaluate" in line]
+    out = subprocess.run(shlex.split(line), cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "62.511 ± 1.190" in out  # ACOG-II, Table II
+    assert "62.281 ± 1.428" in out  # ACOG-IIdiag
+
+
+def test_the_session_is_pasted_from_a_run() -> None:
+    session = README.split("<!-- session:begin -->")[1].split("<!-- session:end -->")[0]
+    assert "SESSION" not in session and '"prediction_id"' in session
+
+
+@pytest.mark.parametrize("link", sorted(set(re.findall(r"\]\(([^)#]+)\)", README))))
+def test_every_linked_file_exists(link: str) -> None:
+    if not link.startswith("http"):
+        assert (ROOT / link).exists(), link
