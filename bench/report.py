@@ -11,6 +11,8 @@ render::
 every other byte of the file as it was, so the learning-quality benchmark and the
 service-load benchmark can both write ``docs/benchmarks.md`` without clobbering each other.
 A missing file is created (with a title), a missing section is appended at the end.
+Writers describe the machine they measured on with :func:`cpu_model` and
+:func:`package_versions`.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "benchmarks.md"
@@ -28,9 +30,20 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["DEFAULT_PATH", "TITLE", "begin_marker", "end_marker", "read_section", "write_section"]
+__all__ = [
+    "DEFAULT_PATH",
+    "TITLE",
+    "begin_marker",
+    "cpu_model",
+    "end_marker",
+    "package_versions",
+    "read_section",
+    "write_section",
+]
 
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 TITLE = (
@@ -114,3 +127,25 @@ def write_section(path: str | os.PathLike[str], name: str, body: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def cpu_model(fallback: str = "unknown", cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's ``model name`` in ``cpuinfo``, or ``fallback`` when it has none (or is unreadable)."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return fallback
+
+
+def package_versions(names: Iterable[str]) -> dict[str, str]:
+    """``{name: installed version}`` of the distributions ``names``, ``"absent"`` for those not installed."""
+    out: dict[str, str] = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import TITLE, begin_marker, end_marker, read_section, write_section
+from bench.report import (
+    TITLE,
+    begin_marker,
+    cpu_model,
+    end_marker,
+    package_versions,
+    read_section,
+    write_section,
+)
 
 
 def test_creates_the_file_with_a_title_and_the_section(tmp_path: Path) -> None:
@@ -66,3 +74,19 @@ def test_bad_names_and_bodies_holding_markers_are_refused(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match="markers"):
         write_section(path, "quality", f"x {end_marker('quality')}")
     assert not path.exists()
+
+
+def test_cpu_model_reads_the_model_name_or_falls_back(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\nflags\t: fpu\n")
+    assert cpu_model(cpuinfo=cpuinfo) == "Example CPU @ 2.0GHz"
+    cpuinfo.write_text("processor\t: 0\n")
+    assert cpu_model("x86_64", cpuinfo=cpuinfo) == "x86_64"
+    assert cpu_model(cpuinfo=tmp_path / "missing") == "unknown"
+
+
+def test_package_versions_names_absent_packages() -> None:
+    import numpy as np
+
+    versions = package_versions(["numpy", "no-such-package-here"])
+    assert versions == {"numpy": np.__version__, "no-such-package-here": "absent"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.report import cpu_model, package_versions
 from bench.reproduction.plans import SEED, Job, Plan, jobs_for
 from service import evaluate as ev
 from service.cli import build_parser as build_acog_parser
@@ -128,26 +130,11 @@ def compute(plan: Plan, permutations: int) -> dict[str, Any]:
 
 def machine() -> dict[str, str]:
     """CPU model, core count and library versions of this machine."""
-    import os
-
-    import numba
-    import scipy
-
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return {
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "cores": str(os.cpu_count()),
         "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "numba": numba.__version__,
+        **package_versions(("numpy", "scipy", "numba")),
     }
 
 

@@ -1,0 +1,86 @@
+"""The command line: run (or render from the cache) the benchmark, or the defaults study."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import bench.quality
+from bench.quality.protocol import DATASETS, SEED, SMALL_ROWS, load_stream, warm
+from bench.quality.runs import DEFAULT_RESULTS_DIR, cache_path, run_dataset
+from bench.quality.section import SECTION, print_tables, render
+from bench.quality.study import run_study
+from bench.quality.systems import systems
+from bench.report import DEFAULT_PATH, write_section
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bench.quality", description=(bench.quality.__doc__ or "").split("\n")[0]
+    )
+    p.add_argument("datasets", nargs="*", help=f"names or LIBSVM paths (default: {', '.join(DATASETS)})")
+    p.add_argument("--permutations", type=int, default=5)
+    p.add_argument(
+        "--small-permutations", type=int, default=20, help=f"for data sets of <= {SMALL_ROWS} rows"
+    )
+    p.add_argument("--sklearn-permutations", type=int, default=2)
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--positive-label", type=float, default=None, help="label of the +1 class in a file")
+    p.add_argument("--no-peers", action="store_true", help="our learners only")
+    p.add_argument("--no-sklearn", action="store_true")
+    p.add_argument("--no-hindsight", dest="hindsight", action="store_false")
+    p.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS_DIR)
+    p.add_argument("--render-only", action="store_true", help="rewrite the report from the cache")
+    p.add_argument(
+        "--output", type=Path, default=None,
+        help="markdown file whose 'quality' section is written (default: docs/benchmarks.md when "
+        "every default data set is run, else nothing)",
+    )  # fmt: skip
+    p.add_argument("--study", action="store_true", help="the defaults study (issue 9) instead")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    argv_list = list(sys.argv[1:] if argv is None else argv)
+    if args.study:
+        return run_study(args)
+    names = list(args.datasets) or list(DATASETS)
+    output = args.output
+    if output is None and not args.datasets:
+        output = DEFAULT_PATH
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    chosen = [
+        s for s in systems()
+        if not (args.no_peers and s.group == "peer") and not (args.no_sklearn and s.sklearn)
+    ]  # fmt: skip
+    results = []
+    started = time.perf_counter()
+    for name in names:
+        path = cache_path(args.results_dir, name)
+        if args.render_only:
+            results.append(json.loads(path.read_text()))
+            continue
+        stream = load_stream(name, args)
+        warm(stream)
+        log(f"{name}: {stream.n} x {stream.d}, {len(stream.orders)} orders")
+        result = run_dataset(stream, chosen, args, log)
+        path.write_text(json.dumps(result))
+        results.append(result)
+    total = sum(r["seconds"] for r in results) if args.render_only else time.perf_counter() - started
+    print_tables(results)
+    if output is not None:
+        shown = [a for a in argv_list if a != "--render-only"]
+        command = " ".join([".venv/bin/python -m bench.quality", *map(shlex.quote, shown)])
+        write_section(output, SECTION, render(results, command, total, args.results_dir))
+        log(f"wrote the {SECTION!r} section of {output}")
+    return 0

@@ -1,0 +1,89 @@
+"""The summary over data sets (mean measures and ranks) and issue 9's target, met or missed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import rankdata
+
+from bench.quality.cells import dataset_cells
+from bench.quality.protocol import METRICS
+from bench.quality.systems import HINDSIGHT, labels_of
+
+MAIN_GROUPS = ("service", "peer")
+
+
+def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per system: mean over data sets of sum %, cost/1000 and their ranks (ranked within the
+    service-defaults rows and the peers; create() and hindsight rows get values only)."""
+    names = labels_of()
+    per_ds = [dataset_cells(r) for r in results]
+    keys = list(dict.fromkeys(k for cells in per_ds for k in cells))
+    ranks: dict[str, dict[str, list[float]]] = {k: {"sum": [], "cost": []} for k in keys}
+    for cells in per_ds:
+        main = [k for k in cells if names.get(k, ("", ""))[1] in MAIN_GROUPS]
+        for metric in METRICS:
+            sign = -1.0 if metric == "sum" else 1.0
+            values = np.array([sign * cells[k][metric][0].per1000 for k in main])
+            for k, r in zip(main, rankdata(values, method="average"), strict=True):
+                ranks[k][metric].append(float(r))
+    out = []
+    for k in keys:
+        present = [cells[k] for cells in per_ds if k in cells]
+        if len(present) != len(per_ds):
+            continue
+        label, group = names.get(k, (k, "?"))
+        out.append(
+            {
+                "key": k,
+                "label": label,
+                "group": group,
+                "sum": float(np.mean([c["sum"][0].per1000 for c in present])),
+                "cost1000": float(np.mean([c["cost"][0].per1000 for c in present])),
+                "sum_rank": float(np.mean(ranks[k]["sum"])) if ranks[k]["sum"] else math.nan,
+                "cost_rank": float(np.mean(ranks[k]["cost"])) if ranks[k]["cost"] else math.nan,
+            }
+        )
+    return out
+
+
+def target_lines(results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Issue 9's target: ahead of every peer on mean sum and mean cost; within 1 point of the
+    hindsight-tuned eta on sum."""
+    by = {r["key"]: r for r in rows}
+    d = by.get("service:defaults")
+    if d is None:
+        return []
+    peers = [r for r in rows if r["group"] == "peer"]
+    best_sum = max(peers, key=lambda r: r["sum"])
+    best_cost = min(peers, key=lambda r: r["cost1000"])
+    lines = [
+        f"- Mean sum: defaults {d['sum']:.2f} % vs the best peer, {best_sum['label']}, "
+        f"{best_sum['sum']:.2f} %: **{'met' if d['sum'] > best_sum['sum'] else 'missed'}** "
+        f"({d['sum'] - best_sum['sum']:+.2f} points).",
+        f"- Mean cost per 1000 examples: defaults {d['cost1000']:.2f} vs the best peer, "
+        f"{best_cost['label']}, {best_cost['cost1000']:.2f}: "
+        f"**{'met' if d['cost1000'] < best_cost['cost1000'] else 'missed'}** "
+        f"({100 * (d['cost1000'] / best_cost['cost1000'] - 1):+.1f} %).",
+    ]
+    for kind in HINDSIGHT:
+        h = by.get(kind)
+        if h is None:
+            continue
+        gaps = []
+        for result in results:
+            cells = dataset_cells(result)
+            gaps.append(
+                (result["name"], cells["service:defaults"]["sum"][0].value - cells[kind]["sum"][0].value)
+            )
+        worst = min(gaps, key=lambda g: g[1])
+        within = sum(g >= -1.0 for _, g in gaps)
+        lines.append(
+            f"- Sum against {h['label']}: mean {d['sum'] - h['sum']:+.2f} points "
+            f"(**{'met' if d['sum'] - h['sum'] >= -1.0 else 'missed'}** on the mean); within 1 point on "
+            f"{within} of {len(gaps)} data sets; worst {worst[0]} {worst[1]:+.2f}."
+        )
+    return lines

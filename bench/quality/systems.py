@@ -1,0 +1,147 @@
+"""The systems being compared, one table row each: ours (service and create() defaults), the peers
+and the hindsight references, each as a function that predicts a stream online."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from bench.peers import run_peer
+from bench.quality.protocol import COST_RHO, Stream
+from service.learners import ALGORITHMS, create
+from service.model_config import ModelConfig
+
+Predict = Callable[[sp.csr_matrix, np.ndarray, Stream, str], np.ndarray]
+
+
+@dataclass(frozen=True)
+class System:
+    """One row of the tables: how it predicts a stream, for one measure."""
+
+    key: str
+    label: str
+    group: str  # "service" | "create" | "peer"
+    predict: Predict
+    metric_free: bool = False  # the same predictions serve both measures (no weight to set)
+    sklearn: bool = False  # runs on the first --sklearn-permutations orders only
+    note: str = ""
+
+
+def service_config(stream: Stream, metric: str, **fields: Any) -> ModelConfig:
+    """What a client gets with ``PUT /models`` setting only ``fields`` (and the objective)."""
+    return ModelConfig(n_features=stream.d, objective=metric, **fields)
+
+
+def _service(fields: dict[str, Any]) -> Predict:
+    def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> np.ndarray:
+        learner = service_config(stream, metric, **fields).build_learner()
+        return learner.run(X, y).predictions
+
+    return predict
+
+
+def _create(name: str) -> Predict:
+    def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> np.ndarray:
+        params: dict[str, Any] = {}
+        if "rho" in ALGORITHMS[name].param_spec():
+            params["rho"] = "laplace" if metric == "sum" else COST_RHO
+        return create(name, stream.d, **params).run(X, y).predictions
+
+    return predict
+
+
+def peer_rho(stream: Stream, metric: str) -> float:
+    """The positive-class weight a peer gets: the true ``T_n / T_p`` for sum, ``c_p / c_n`` for cost."""
+    return stream.ratio if metric == "sum" else COST_RHO
+
+
+def _peer(name: str, weighted: bool) -> Predict:
+    def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> np.ndarray:
+        rho = peer_rho(stream, metric) if weighted else 1.0
+        return run_peer(name, X, y, rho=rho).predictions
+
+    return predict
+
+
+SERVICE_ROWS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("defaults", "defaults (ACOG, loss and eta auto)", {}),
+    ("acog-I", "ACOG-I", {"algorithm": "acog", "loss": "I"}),
+    ("acog-Idiag", "ACOG-Idiag", {"algorithm": "acog-diag", "loss": "I"}),
+    ("acog-IIdiag", "ACOG-IIdiag", {"algorithm": "acog-diag", "loss": "II"}),
+    ("ssacog-I", "SSACOG-I", {"algorithm": "ssacog", "loss": "I"}),
+    ("ssacog-II", "SSACOG-II", {"algorithm": "ssacog", "loss": "II"}),
+    ("cog-II", "COG-II", {"algorithm": "cog", "loss": "II"}),
+)
+PEER_ROWS = (
+    ("river-pa", "river PA-I", False),
+    ("river-alma", "river ALMA", False),
+    ("river-perceptron", "river Perceptron (w)", True),
+    ("river-logreg", "river LogReg (w)", True),
+    ("vw", "VW (classweight)", True),
+    ("vw-ojanewton", "VW OjaNewton (classweight)", True),
+    ("sklearn-sgd", "sklearn SGD hinge (w)", True),
+)
+
+
+def systems() -> list[System]:
+    """Every system of the tables, in table order."""
+    rows = [
+        System(f"service:{key}", label, "service", _service(fields)) for key, label, fields in SERVICE_ROWS
+    ]
+    rows += [System(f"create:{name}", name, "create", _create(name)) for name in ALGORITHMS]
+    rows += [
+        System(
+            f"peer:{name}",
+            label,
+            "peer",
+            _peer(name, weighted),
+            metric_free=not weighted,
+            sklearn=name.startswith("sklearn"),
+        )
+        for name, label, weighted in PEER_ROWS
+    ]
+    return rows
+
+
+HINDSIGHT = {
+    "hindsight:paper": ("ACOG-II, hindsight eta, paper protocol", {"fit_intercept": False, "rho": "true"}),
+    "hindsight:defaults": (
+        "ACOG-II, hindsight eta, defaults' config",
+        {"fit_intercept": True, "rho": "laplace"},
+    ),
+}
+
+
+def hindsight_predict(kind: str, eta: float) -> Predict:
+    options = HINDSIGHT[kind][1]
+
+    def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> np.ndarray:
+        if metric == "cost":
+            rho: float | str = COST_RHO
+        else:
+            rho = stream.ratio if options["rho"] == "true" else "laplace"
+        learner = create(
+            "acog", stream.d, loss="II", eta=eta, rho=rho, fit_intercept=options["fit_intercept"]
+        )
+        return learner.run(X, y).predictions
+
+    return predict
+
+
+def labels_of() -> dict[str, tuple[str, str]]:
+    """``{system key: (label, group)}`` of every row, the hindsight references included."""
+    out = {s.key: (s.label, s.group) for s in systems()}
+    out.update({k: (v[0], "hindsight") for k, v in HINDSIGHT.items()})
+    return out
+
+
+GROUP_NAMES = {
+    "service": "ours, service defaults",
+    "create": "ours, create() defaults",
+    "peer": "peer",
+    "hindsight": "hindsight (not online)",
+}
