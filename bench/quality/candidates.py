@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.learners import DEFAULT_GRID
+from service.model_config import ModelConfig
 
 WIDE_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
@@ -55,6 +56,10 @@ class Candidate:
 
 DEFAULT_BASE = Base()
 D5 = (0.01, 0.1, 1.0, 10.0, 100.0)
+SERVICE_BASES: tuple[Base, ...] = (
+    (DEFAULT_BASE, Base(loss="I")) if ModelConfig.model_fields["loss"].default == "auto" else (DEFAULT_BASE,)
+)
+"""The member configurations of the service's default model (loss "auto": loss II, then loss I)."""
 
 
 def study_candidates() -> list[Candidate]:
@@ -64,7 +69,7 @@ def study_candidates() -> list[Candidate]:
     both = (DEFAULT_BASE, loss_i)
     out = [Candidate("previous defaults: acog-II, b=1, grid 0.01..100, leader", (DEFAULT_BASE,), D5)]
     if tuple(DEFAULT_GRID) != D5:
-        out.append(Candidate("current defaults (DEFAULT_GRID), leader", (DEFAULT_BASE,), tuple(DEFAULT_GRID)))
+        out.append(Candidate("current defaults (DEFAULT_GRID), leader", SERVICE_BASES, tuple(DEFAULT_GRID)))
     for w in (200, 500, 2000):
         out.append(Candidate(f"  rule: window {w}", (DEFAULT_BASE,), D5, "window", w))
     for h in (300, 1000, 3000):

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.peers import run_peer
-from bench.quality.candidates import DEFAULT_BASE, WIDE_GRID, Base, oracle_label, study_candidates
+from bench.quality.candidates import SERVICE_BASES, WIDE_GRID, Base, oracle_label, study_candidates
 from bench.quality.protocol import COST_RHO, DATASETS, METRICS, OBJECTIVE, load_stream, warm
 from bench.quality.selection import select
 from bench.quality.study_section import study_table
@@ -96,12 +96,11 @@ def run_study(args: argparse.Namespace) -> int:
                     cfg = service_config(stream, metric)
                     real = cfg.build_learner().run(X, y).predictions
                     cols = [WIDE_GRID.index(e) for e in DEFAULT_GRID]
-                    assert np.array_equal(real, select(members[DEFAULT_BASE][:, cols], y, metric, "leader"))
+                    service = np.concatenate([members[b][:, cols] for b in SERVICE_BASES], axis=1)
+                    assert np.array_equal(real, select(service, y, metric, "leader"))
                     w_cfg = service_config(stream, metric, selection="window", selection_window=500)
                     real = w_cfg.build_learner().run(X, y).predictions
-                    assert np.array_equal(
-                        real, select(members[DEFAULT_BASE][:, cols], y, metric, "window", 500)
-                    )
+                    assert np.array_equal(real, select(service, y, metric, "window", 500))
                 for c in candidates:
                     cols = [WIDE_GRID.index(e) for e in c.grid]
                     P = np.concatenate([members[b][:, cols] for b in c.bases], axis=1)
