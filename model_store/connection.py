@@ -42,6 +42,9 @@ _UNAVAILABLE_REPLIES = (
 )
 
 
+DEFAULT_CHECKPOINT_CHUNK_BYTES = 8 * 1024 * 1024
+
+
 @dataclass(frozen=True, slots=True)
 class ConnectionSettings:
     """Socket timeouts (seconds) and retries for the store's Redis client."""
@@ -51,6 +54,8 @@ class ConnectionSettings:
     retries: int = 2
     max_connections: int = 64
     """Callers beyond this many concurrent commands wait (up to ``socket_timeout``) for a connection."""
+    checkpoint_chunk_bytes: int = DEFAULT_CHECKPOINT_CHUNK_BYTES
+    """A checkpoint blob goes to Redis in commands of at most this many bytes (see ``RedisModelStore``)."""
 
 
 def connect(url: str, settings: ConnectionSettings | None = None) -> aioredis.Redis:

@@ -39,13 +39,27 @@ class GenerationKeys:
         return f"{self.prefix}:log"
 
     @property
-    def checkpoints(self) -> str:
-        """list: checkpoint blobs, newest first."""
+    def checkpoint_index(self) -> str:
+        """list: one manifest per retained checkpoint, newest first:
+        ``"<applied stream id> <token> <chunk count> <byte count>"``."""
+        return f"{self.prefix}:ckpt_index"
+
+    def checkpoint_chunks(self, token: str) -> str:
+        """hash: the blob of checkpoint ``token``, fields ``"0"``, ``"1"``, ... its consecutive chunks.
+
+        Written with a TTL while it is staged; the commit script removes the TTL (a chunk key
+        without a TTL belongs to a committed checkpoint, one with a TTL to an uncommitted one).
+        """
+        return f"{self.prefix}:ckpt:{token}"
+
+    @property
+    def legacy_checkpoints(self) -> str:
+        """list (layout before chunked checkpoints): whole blobs, newest first; read, never written."""
         return f"{self.prefix}:ckpt"
 
     @property
-    def checkpoint_ids(self) -> str:
-        """list: the applied stream id of each blob in :attr:`checkpoints`, same order."""
+    def legacy_checkpoint_ids(self) -> str:
+        """list (layout before chunked checkpoints): the applied id of each legacy blob, same order."""
         return f"{self.prefix}:ckpt_ids"
 
     @property
@@ -62,5 +76,12 @@ class GenerationKeys:
         return f"{self.prefix}:done:{token}"
 
     def whole_generation(self) -> list[str]:
-        """The keys :meth:`delete_generation` drops (pending and done keys expire on their own)."""
-        return [self.log, self.checkpoints, self.checkpoint_ids, self.pending_index]
+        """The fixed-name keys :meth:`delete_generation` drops, besides the chunk keys the checkpoint
+        index names (pending, done and staged chunk keys expire on their own)."""
+        return [
+            self.log,
+            self.checkpoint_index,
+            self.legacy_checkpoints,
+            self.legacy_checkpoint_ids,
+            self.pending_index,
+        ]

@@ -10,7 +10,7 @@ define the order in which the engine applies events (compare them with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -245,5 +245,14 @@ class ModelStore(Protocol):
         ...
 
     async def load_checkpoints(self, model: str, generation: int) -> list[Checkpoint]:
-        """Retained checkpoints, newest (largest applied id) first."""
+        """Retained checkpoints, newest (largest applied id) first.
+
+        Never one whose write has not completed. A checkpoint the store finds damaged (e.g.
+        part of its blob missing) is listed with an empty blob, which the state codec refuses.
+        """
+        ...
+
+    def iter_checkpoints(self, model: str, generation: int) -> AsyncIterator[Checkpoint]:
+        """What :meth:`load_checkpoints` lists, in the same order, each blob fetched only when the
+        iteration reaches it (stop early to fetch no older one)."""
         ...

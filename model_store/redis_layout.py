@@ -8,6 +8,11 @@
   spellings (a hash rather than a packed string, so the label script can copy fields into
   the event without parsing anything).
 - A model record is JSON in ``acog:models``.
+- A checkpoint's manifest (an entry of the checkpoint index list) is
+  ``"<applied stream id> <token> <chunk count> <byte count>"``; its blob is the
+  concatenation of the fields ``"0"`` .. ``"<chunk count - 1>"`` of the chunk hash named by
+  the token (:meth:`model_store.keys.GenerationKeys.checkpoint_chunks`), ``byte count`` long.
+  The commit script writes it, so it is spelled there too.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from .examples import decode_example
+from .ids import parse_stream_id
 from .protocol import LogEntry, ModelRecord, PendingPrediction, StoreError
 
 
@@ -110,3 +116,13 @@ def model_record(raw: bytes) -> ModelRecord:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"malformed model record: {exc}") from exc
+
+
+def checkpoint_manifest(entry: bytes) -> tuple[str, str, int, int]:
+    """A checkpoint index entry as (applied stream id, token, chunk count, byte count)."""
+    try:
+        applied_id, token, chunks, size = entry.decode("ascii").split(" ")
+        parse_stream_id(applied_id)
+        return applied_id, token, int(chunks), int(size)
+    except ValueError as exc:
+        raise StoreError(f"malformed checkpoint index entry {entry[:100]!r}") from exc

@@ -9,7 +9,12 @@ What lives where (keys in :mod:`model_store.keys`, value spellings in
 - the label log: one stream per model generation, self-contained events, appended only
   by the ``label`` and ``append_examples`` scripts; ``done`` markers (one per labelled
   prediction id, with a TTL) make labelling idempotent;
-- checkpoints: two lists per generation (blobs and applied ids, newest first).
+- checkpoints: per generation an index list (one small manifest per retained checkpoint,
+  newest first) and one hash per checkpoint holding its blob in chunks. A blob is staged
+  chunk by chunk (one command each, with a TTL, so other clients' commands run in between
+  and a crashed writer's chunks expire), then committed by one small script that checks,
+  persists, pushes the manifest, drops what ``keep`` drops and trims the log. Readers only
+  follow the index, so they never see a checkpoint before its commit.
 
 Every hot-path call (``put_pending``, ``label``, ``append_examples``) is one script call,
 so one round trip, with no KEYS/SCAN. Every Redis failure surfaces as
@@ -18,12 +23,14 @@ so one round trip, with no KEYS/SCAN. Every Redis failure surfaces as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import secrets
+from collections.abc import AsyncIterator, Sequence
 from typing import cast
 
 import redis.asyncio as aioredis
 
-from .connection import ConnectionSettings, connect, translate_redis_errors
+from .connection import DEFAULT_CHECKPOINT_CHUNK_BYTES, ConnectionSettings, connect, translate_redis_errors
 from .examples import Example, encode_example
 from .ids import (
     PredictionIdError,
@@ -48,6 +55,7 @@ from .protocol import (
     StoreError,
 )
 from .redis_layout import (
+    checkpoint_manifest,
     format_float,
     format_label,
     log_entries,
@@ -57,7 +65,12 @@ from .redis_layout import (
     pending_fields,
     pending_prediction,
 )
-from .scripts import APPEND_EXAMPLES, LABEL, PUT_PENDING, WRITE_CHECKPOINT
+from .scripts import APPEND_EXAMPLES, COMMIT_CHECKPOINT, LABEL, PUT_PENDING
+
+log = logging.getLogger(__name__)
+
+_COMMIT_ATTEMPTS = 5
+"""Commits retried when another writer changed the checkpoint index in between (a replica)."""
 
 
 def _ms(seconds: float, what: str) -> int:
@@ -77,21 +90,36 @@ class RedisModelStore:
     """The model store on one Redis (or one Redis Cluster slot per model).
 
     ``append_done_ttl_seconds`` is how long ``append_examples`` remembers the prediction
-    ids it made, so that a retried call appends nothing twice.
+    ids it made, so that a retried call appends nothing twice. A checkpoint blob is sent in
+    commands of at most ``checkpoint_chunk_bytes``; its staged chunks expire
+    ``checkpoint_staging_ttl_seconds`` after the last one written unless it is committed
+    (so the chunks of a writer that crashed are dropped by Redis).
     """
 
-    def __init__(self, client: aioredis.Redis, *, append_done_ttl_seconds: float = 600.0) -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        append_done_ttl_seconds: float = 600.0,
+        checkpoint_chunk_bytes: int = DEFAULT_CHECKPOINT_CHUNK_BYTES,
+        checkpoint_staging_ttl_seconds: float = 300.0,
+    ) -> None:
+        if checkpoint_chunk_bytes < 1:
+            raise ValueError(f"checkpoint_chunk_bytes must be at least 1, got {checkpoint_chunk_bytes}")
         self._redis = client
         self._append_done_ttl_ms = _ms(append_done_ttl_seconds, "append_done_ttl_seconds")
+        self._chunk_bytes = checkpoint_chunk_bytes
+        self._staging_ttl_ms = _ms(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
         self._put_pending = client.register_script(PUT_PENDING)
         self._label = client.register_script(LABEL)
         self._append_examples = client.register_script(APPEND_EXAMPLES)
-        self._write_checkpoint = client.register_script(WRITE_CHECKPOINT)
+        self._commit_checkpoint = client.register_script(COMMIT_CHECKPOINT)
 
     @classmethod
     def from_url(cls, url: str, settings: ConnectionSettings | None = None) -> RedisModelStore:
         """A store on ``redis://``, ``rediss://`` or ``unix://`` ``url``; connects lazily."""
-        return cls(connect(url, settings))
+        settings = settings or ConnectionSettings()
+        return cls(connect(url, settings), checkpoint_chunk_bytes=settings.checkpoint_chunk_bytes)
 
     async def ping(self) -> None:
         with translate_redis_errors("ping"):
@@ -119,19 +147,28 @@ class RedisModelStore:
         return sorted((model_record(value) for value in raw.values()), key=lambda record: record.name)
 
     async def delete_generation(self, name: str, generation: int) -> None:
-        keys = GenerationKeys(name, generation)
         with translate_redis_errors("delete_generation"):
-            await self._redis.delete(*keys.whole_generation())
+            await self._delete_generation(GenerationKeys(name, generation))
 
     async def delete_model(self, name: str) -> None:
         validate_model_name(name)
         with translate_redis_errors("delete_model"):
             await self._redis.hdel(MODELS, name)
             last = int(await self._redis.hget(GENERATIONS, name) or 0)
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for generation in range(1, last + 1):
-                    pipe.delete(*GenerationKeys(name, generation).whole_generation())
-                await pipe.execute()
+            for generation in range(1, last + 1):
+                await self._delete_generation(GenerationKeys(name, generation))
+
+    async def _delete_generation(self, keys: GenerationKeys) -> None:
+        """Drop the generation's keys and its committed checkpoints' chunk hashes in one transaction
+        (WATCH on the index: a checkpoint committed meanwhile makes it start again)."""
+
+        async def drop(pipe: aioredis.client.Pipeline) -> None:
+            index = cast(list[bytes], await pipe.lrange(keys.checkpoint_index, 0, -1))
+            chunk_keys = [keys.checkpoint_chunks(checkpoint_manifest(entry)[1]) for entry in index]
+            pipe.multi()
+            pipe.unlink(*keys.whole_generation(), *chunk_keys)
+
+        await self._redis.transaction(drop, keys.checkpoint_index)
 
     # -- pending predictions ------------------------------------------------------------
 
@@ -284,31 +321,123 @@ class RedisModelStore:
     async def write_checkpoint(
         self, model: str, generation: int, blob: bytes, applied_id: str, keep: int
     ) -> bool:
+        """Stage ``blob`` in chunks, then commit it (see the module docstring and COMMIT_CHECKPOINT).
+
+        The commit is refused up front, before any chunk is sent, when it would be anyway
+        (an equal or newer checkpoint is stored, or ``applied_id`` is past the log's end).
+        """
         keys = GenerationKeys(model, generation)
         if keep < 1:
             raise ValueError(f"keep at least one checkpoint, got keep={keep}")
-        with translate_redis_errors("write_checkpoint"):
-            written, detail = await self._write_checkpoint(
-                keys=[keys.checkpoints, keys.checkpoint_ids, keys.log],
-                args=[blob, _stream_id(applied_id), keep],
+        applied_id = _stream_id(applied_id)
+        token = secrets.token_hex(8)
+        chunk_key = keys.checkpoint_chunks(token)
+        view = memoryview(blob).cast("B")
+        starts = range(0, len(view), self._chunk_bytes)
+
+        async def commit(index: list[bytes], staged: str) -> tuple[int, bytes | list[bytes]]:
+            """COMMIT_CHECKPOINT of the ``staged`` token ('' only checks), given the index last read."""
+            dropped = [keys.checkpoint_chunks(checkpoint_manifest(entry)[1]) for entry in index[keep - 1 :]]
+            written, detail = await self._commit_checkpoint(
+                keys=[
+                    keys.checkpoint_index,
+                    keys.log,
+                    keys.legacy_checkpoints,
+                    keys.legacy_checkpoint_ids,
+                    chunk_key,
+                    *dropped,
+                ],
+                args=[applied_id, keep, staged, len(starts), len(view), *index],
             )
-        if written < 0:
+            return int(written), detail
+
+        with translate_redis_errors("write_checkpoint"):
+            written, detail = await commit([], "")  # only checks, and reads the index
+            if written == 2:
+                try:
+                    for number, start in enumerate(starts):
+                        await self._stage_chunk(chunk_key, number, view[start : start + self._chunk_bytes])
+                    for _ in range(_COMMIT_ATTEMPTS):
+                        written, detail = await commit(cast(list[bytes], detail), token)
+                        if written != 2:
+                            break
+                except Exception:
+                    await self._drop_staged(chunk_key)  # best effort; else the TTL drops it
+                    raise
+                if written == 2:
+                    await self._drop_staged(chunk_key)
+                    raise StoreError(
+                        f"checkpoint of {model} generation {generation}: the checkpoint index kept "
+                        f"changing under {_COMMIT_ATTEMPTS} commits (other writers); nothing was written"
+                    )
+        if written == -1:
             raise StoreError(
                 f"checkpoint of {model} generation {generation} claims events up to {applied_id}, "
-                f"but its log ends at {detail.decode('ascii')}; nothing was written"
+                f"but its log ends at {cast(bytes, detail).decode('ascii')}; nothing was written"
             )
-        return bool(written)
+        if written == -2:
+            raise StoreError(
+                f"checkpoint of {model} generation {generation} at {applied_id}: its staged chunks "
+                "expired before the commit; nothing was written"
+            )
+        return written == 1
 
-    async def load_checkpoints(self, model: str, generation: int) -> list[Checkpoint]:
+    async def _stage_chunk(self, chunk_key: str, number: int, chunk: memoryview) -> None:
+        """One command: store chunk ``number`` and (re)start the staging TTL of the chunk hash."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(chunk_key, str(number), chunk)  # redis-py sends a memoryview as is
+            pipe.pexpire(chunk_key, self._staging_ttl_ms)
+            await pipe.execute()
+
+    async def _drop_staged(self, chunk_key: str) -> None:
+        """Delete staged chunks that will not be committed, if Redis answers (they expire anyway)."""
+        try:
+            if await self._redis.pttl(chunk_key) > 0:  # never a committed checkpoint's (no TTL)
+                await self._redis.unlink(chunk_key)
+        except Exception as exc:  # cleanup only: the error that got us here is what matters
+            log.warning("could not drop the staged checkpoint chunks %s (they expire): %s", chunk_key, exc)
+
+    async def iter_checkpoints(self, model: str, generation: int) -> AsyncIterator[Checkpoint]:
+        """Retained checkpoints, newest first, each blob fetched (chunk by chunk) only when reached.
+
+        A checkpoint whose chunks are missing or do not add up to its recorded length (e.g. it
+        was dropped by a concurrent commit while this read) comes with an empty blob, which
+        the state codec refuses, and a warning is logged.
+        """
         keys = GenerationKeys(model, generation)
         with translate_redis_errors("load_checkpoints"):
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.lrange(keys.checkpoint_ids, 0, -1)
-                pipe.lrange(keys.checkpoints, 0, -1)
-                applied_ids, blobs = await pipe.execute()
-        if len(applied_ids) != len(blobs):
-            raise StoreError(f"checkpoint lists of {model} generation {generation} disagree in length")
-        return [
-            Checkpoint(applied_id.decode("ascii"), blob)
-            for applied_id, blob in zip(applied_ids, blobs, strict=True)
-        ]
+                pipe.lrange(keys.checkpoint_index, 0, -1)
+                pipe.lrange(keys.legacy_checkpoint_ids, 0, -1)
+                index, legacy_ids = await pipe.execute()
+        for entry in index:
+            applied_id, token, chunks, size = checkpoint_manifest(entry)
+            parts: list[bytes] = []
+            for number in range(chunks):
+                with translate_redis_errors("load_checkpoints"):
+                    reply = await self._redis.hget(keys.checkpoint_chunks(token), str(number))
+                chunk = cast(bytes | None, reply)
+                if chunk is None:
+                    break
+                parts.append(chunk)
+            blob = b"".join(parts)
+            del parts
+            if len(blob) != size:
+                log.warning(
+                    "checkpoint of %s generation %d at %s is incomplete (%d of %d bytes in its chunks); "
+                    "it cannot be used",
+                    model,
+                    generation,
+                    applied_id,
+                    len(blob),
+                    size,
+                )
+                blob = b""
+            yield Checkpoint(applied_id, blob)
+        for position, raw_id in enumerate(legacy_ids):  # written before chunks; gone at the next commit
+            with translate_redis_errors("load_checkpoints"):
+                legacy = cast(bytes | None, await self._redis.lindex(keys.legacy_checkpoints, position))
+            yield Checkpoint(raw_id.decode("ascii"), legacy or b"")
+
+    async def load_checkpoints(self, model: str, generation: int) -> list[Checkpoint]:
+        return [checkpoint async for checkpoint in self.iter_checkpoints(model, generation)]

@@ -1,5 +1,8 @@
 """The Lua scripts behind every multi-key write: each call is one round trip and atomic.
 
+(A checkpoint's blob is not sent through a script: it is staged beforehand in chunks, each
+its own small command, and :data:`COMMIT_CHECKPOINT` makes it visible atomically.)
+
 They are registered with redis-py's ``register_script``, which runs them by SHA and
 re-loads them when Redis answers NOSCRIPT (after a restart or SCRIPT FLUSH). Every key a
 script touches is passed in KEYS and shares the model's hash tag, so they are cluster-safe.
@@ -122,32 +125,62 @@ return backlog(KEYS[1], ARGV[2])
 """
 )
 
-WRITE_CHECKPOINT = """
--- KEYS[1] ckpt (blobs), KEYS[2] ckpt_ids, KEYS[3] log; ARGV[1] blob, ARGV[2] applied id, ARGV[3] keep
+COMMIT_CHECKPOINT = """
+-- Checks, then commits, a checkpoint whose blob was staged beforehand, chunk by chunk, as the
+-- fields "0".."n-1" of its own hash with a TTL (each chunk its own command, so other clients'
+-- commands run between chunks). Nothing here copies a blob: committing is O(chunks + keep).
+-- KEYS[1] ckpt_index, KEYS[2] log, KEYS[3] legacy ckpt, KEYS[4] legacy ckpt_ids,
+-- KEYS[5] the staged chunk hash, KEYS[6..] the chunk hashes of the checkpoints this commit drops
+-- ARGV[1] applied id, ARGV[2] keep, ARGV[3] token ('' to only check), ARGV[4] chunk count,
+-- ARGV[5] byte count, ARGV[6..] the index entries the caller read (the dropped keys derive from them)
 -- Retained checkpoints are newest first with strictly decreasing applied ids, so the last one
 -- is the oldest; the log is trimmed to exactly its id (that entry itself stays).
--- Returns {1, trimmed} when written, {0, newest id} when a checkpoint at least as far along
--- is already stored (a replica got further, or this is a retry), {-1, last log id} when the
--- applied id is past the end of the log.
+-- Returns {1, trimmed} when committed; {0, newest id} when a checkpoint at least as far along
+-- is already stored (a replica got further, or this is a retry); {-1, last log id} when the
+-- applied id is past the end of the log; {-2, chunk} when the staged chunks are incomplete
+-- (expired); {2, index entries} when only checking, or when the index is not the one the
+-- caller read (the caller retries with these). A refused commit drops the staged chunks,
+-- unless they are committed already (no TTL: this call is a retry of a commit that succeeded).
 local function before(a, b)  -- stream id a < stream id b
   local ams, aseq = string.match(a, '^(%d+)-(%d+)$')
   local bms, bseq = string.match(b, '^(%d+)-(%d+)$')
   ams, aseq, bms, bseq = tonumber(ams), tonumber(aseq), tonumber(bms), tonumber(bseq)
   return ams < bms or (ams == bms and aseq < bseq)
 end
-local applied, keep = ARGV[2], tonumber(ARGV[3])
-local newest = redis.call('LINDEX', KEYS[2], 0)
-if newest and not before(newest, applied) then return {0, newest} end
-if applied ~= '0-0' then
-  local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
-  if #last == 0 then return {-1, '0-0'} end
-  if before(last[1][1], applied) then return {-1, last[1][1]} end
+local function applied_of(entry) return string.match(entry, '^(%S+) ') end
+local function discard()
+  if redis.call('PTTL', KEYS[5]) > 0 then redis.call('UNLINK', KEYS[5]) end
 end
-redis.call('LPUSH', KEYS[1], ARGV[1])
-redis.call('LPUSH', KEYS[2], applied)
+local applied, keep, token = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local n, size = tonumber(ARGV[4]), tonumber(ARGV[5])
+local newest = redis.call('LINDEX', KEYS[1], 0)
+if newest then newest = applied_of(newest) else newest = redis.call('LINDEX', KEYS[4], 0) end
+if newest and not before(newest, applied) then discard() return {0, newest} end
+if applied ~= '0-0' then
+  local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+  if #last == 0 then discard() return {-1, '0-0'} end
+  if before(last[1][1], applied) then discard() return {-1, last[1][1]} end
+end
+local index = redis.call('LRANGE', KEYS[1], 0, -1)
+local same = token ~= '' and #index == #ARGV - 5
+for i = 1, #index do same = same and index[i] == ARGV[5 + i] end
+if not same then return {2, index} end
+if #KEYS - 5 ~= math.max(#index - keep + 1, 0) then
+  return redis.error_reply('ERR commit_checkpoint: the dropped chunk keys do not match the index')
+end
+local total = 0
+for i = 0, n - 1 do
+  local length = redis.call('HSTRLEN', KEYS[5], i)
+  if length == 0 then discard() return {-2, i} end
+  total = total + length
+end
+if total ~= size or redis.call('HLEN', KEYS[5]) ~= n then discard() return {-2, n} end
+redis.call('PERSIST', KEYS[5])
+redis.call('LPUSH', KEYS[1], applied .. ' ' .. token .. ' ' .. n .. ' ' .. size)
 redis.call('LTRIM', KEYS[1], 0, keep - 1)
-redis.call('LTRIM', KEYS[2], 0, keep - 1)
-local oldest = redis.call('LINDEX', KEYS[2], -1)
+for i = 6, #KEYS do redis.call('UNLINK', KEYS[i]) end
+redis.call('UNLINK', KEYS[3], KEYS[4])  -- checkpoints of the layout before chunks, once replaced
+local oldest = applied_of(redis.call('LINDEX', KEYS[1], -1))
 if oldest == '0-0' then return {1, 0} end
-return {1, redis.call('XTRIM', KEYS[3], 'MINID', oldest)}
+return {1, redis.call('XTRIM', KEYS[2], 'MINID', oldest)}
 """

@@ -168,11 +168,25 @@ def test_a_redis_restart_under_load_loses_no_acknowledged_label(stack: Stack) ->
     assert [p["score"] for p in served] == reference_scores(X, y, probe)
 
 
-def corrupt(url: str, key: str, index: int) -> None:
+INDEX = "acog:{m}:1:ckpt_index"  # the retained checkpoints of model m, newest first (docs/store-contract.md)
+
+
+def corrupt(url: str, index: int) -> None:
+    """Flip the middle byte of the blob of retained checkpoint ``index`` (0: the newest), in whichever
+    of its chunks (fields "0", "1", ... of ``acog:{m}:1:ckpt:<token>``) holds that byte."""
     client = redis.Redis.from_url(url)
-    blob = bytearray(client.lindex(key, index))
-    blob[len(blob) // 2] ^= 0xFF
-    client.lset(key, index, bytes(blob))
+    _, token, chunks, size = client.lindex(INDEX, index).decode("ascii").split(" ")
+    key = f"acog:{{m}}:1:ckpt:{token}"
+    offset = int(size) // 2
+    for number in range(int(chunks)):
+        chunk = bytearray(client.hget(key, str(number)))
+        if offset < len(chunk):
+            chunk[offset] ^= 0xFF
+            client.hset(key, str(number), bytes(chunk))
+            break
+        offset -= len(chunk)
+    else:
+        raise AssertionError(f"checkpoint {index} has no byte {int(size) // 2}")
     client.close()
 
 
@@ -183,10 +197,9 @@ def test_a_corrupt_checkpoint_falls_back_to_the_previous_one_and_replays(stack: 
         label_one(stack, x, label)
     assert stack.service.stop() is not None  # SIGTERM: a final checkpoint at version 300
     client = redis.Redis.from_url(stack.redis.url)
-    key = "acog:{m}:1:ckpt"
-    assert client.llen(key) == 3
+    assert client.llen(INDEX) == 3
     assert client.xlen("acog:{m}:1:log") < 300  # trimmed below the oldest retained checkpoint
-    corrupt(stack.redis.url, key, 0)  # the newest
+    corrupt(stack.redis.url, 0)  # the newest
 
     stack.service.start()
     assert "unusable" in stack.service.log()
@@ -203,9 +216,8 @@ def test_every_checkpoint_corrupt_is_a_loud_failure_not_a_silent_reset(stack: St
     for x, label in zip(X, y, strict=True):
         label_one(stack, x, label)
     stack.service.stop()
-    key = "acog:{m}:1:ckpt"
-    for index in range(redis.Redis.from_url(stack.redis.url).llen(key)):
-        corrupt(stack.redis.url, key, index)
+    for index in range(redis.Redis.from_url(stack.redis.url).llen(INDEX)):
+        corrupt(stack.redis.url, index)
     stack.service.start()
     info = stack.http.get("/models/m").json()
     assert info["status"] == "failed" and "checkpoint" in info["failure"]

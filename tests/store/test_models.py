@@ -46,6 +46,7 @@ async def test_delete_generation_drops_its_log_checkpoints_and_index(
     assert await store.load_checkpoints("m", 1) == []
     assert await store.count_pending("m", 1, time.time()) == 0
     assert (await store.log_info("m", 2)).length == 1
+    assert [c.blob for c in await store.load_checkpoints("m", 2)] == [b"state"]
     assert not redis_client.keys("acog:{m}:1:log") and not redis_client.keys("acog:{m}:1:ckpt*")
 
 
