@@ -172,8 +172,9 @@ class Engine:
             self.failed[name] = f"stored configuration cannot be loaded: {exc}"
             log.error("model %s: %s", name, self.failed[name])
             return
-        checkpoints = await self.store.load_checkpoints(name, generation)
-        for checkpoint in checkpoints:
+        tried = 0
+        async for checkpoint in self.store.iter_checkpoints(name, generation):  # newest first, one at a time
+            tried += 1
             try:
                 runtime.restore(Snapshot.decode(checkpoint.blob, generation, runtime.config_json))
                 break
@@ -185,7 +186,7 @@ class Engine:
                     exc,
                 )
         else:
-            if checkpoints:  # each checkpoint write trims the log: without one, it cannot be replayed
+            if tried:  # each checkpoint write trims the log: without one, it cannot be replayed
                 self.failed[name] = "no stored checkpoint could be decoded and the log before them is trimmed"
                 log.error("model %s: %s", name, self.failed[name])
                 return
