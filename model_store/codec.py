@@ -79,18 +79,35 @@ def encode_state(tree: StateTree) -> bytes:
     for path, value in _walk(tree, ()):
         leaf: dict[str, Any] = {"path": list(path)}
         if isinstance(value, np.ndarray):
-            data = value.tobytes(order="C")
-            leaf.update(
-                kind="array", dtype=value.dtype.str, shape=list(value.shape), offset=offset, nbytes=len(data)
-            )
-            chunks.append(data)
-            offset += len(data)
+            leaf.update(kind="array", dtype=value.dtype.str, shape=list(value.shape))
+            leaf.update(offset=offset, nbytes=value.nbytes)
+            chunks += _array_pieces(value)
+            offset += value.nbytes
         else:
             leaf.update(_encode_scalar(value, path))
         leaves.append(leaf)
     header = json.dumps({"leaves": leaves, "payload": offset}, separators=(",", ":")).encode("ascii")
-    body = b"".join([_PREFIX.pack(MAGIC, SCHEMA_VERSION, len(header)), header, *chunks])
-    return body + hashlib.sha256(body).digest()
+    body = [_PREFIX.pack(MAGIC, SCHEMA_VERSION, len(header)), header, *chunks]
+    digest = hashlib.sha256()
+    for piece in body:
+        digest.update(piece)  # hashlib releases the GIL on large pieces
+    return b"".join([*body, digest.digest()])  # a join of bytes objects only: releases the GIL too
+
+
+_PIECE_BYTES = 4 * 1024 * 1024
+
+
+def _array_pieces(value: np.ndarray) -> list[bytes]:
+    """The array's raw C-order bytes, in pieces of at most ``_PIECE_BYTES``.
+
+    One ``tobytes`` of a large array holds the GIL for its whole copy (half a second for a
+    large model, which stalls the event loop while a checkpoint is encoded in a thread);
+    pieces hold it a few milliseconds each.
+    """
+    if value.nbytes <= _PIECE_BYTES:
+        return [value.tobytes(order="C")]
+    raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+    return [raw[start : start + _PIECE_BYTES].tobytes() for start in range(0, raw.size, _PIECE_BYTES)]
 
 
 def decode_state(blob: bytes) -> dict[str, Any]:
