@@ -1,4 +1,4 @@
-"""The dashboard snapshot renderer (docs/dashboard/render.py), without network or browser.
+"""The dashboard snapshot renderer (docs/dashboard/render.py and its snapshot package), offline.
 
 The live run (service, Prometheus, traffic, Chromium) is the script's own job; these tests
 check that it lays out exactly the dashboard's panels on Grafana's grid and that a canned
@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,17 +21,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RENDER = ROOT / "docs" / "dashboard" / "render.py"
+PACKAGE = ROOT / "docs" / "dashboard" / "snapshot"
 DASHBOARD = ROOT / "docker" / "grafana" / "dashboards" / "acog.json"
 
 
 @pytest.fixture(scope="module")
 def render() -> ModuleType:
-    if not RENDER.exists():
-        pytest.skip("docs/dashboard/render.py is absent")
-    spec = importlib.util.spec_from_file_location("acog_dashboard_render", RENDER)
+    """The ``snapshot`` package behind render.py, imported under a private name."""
+    if not (RENDER.exists() and (PACKAGE / "__init__.py").exists()):
+        pytest.skip("docs/dashboard/render.py or its snapshot package is absent")
+    spec = importlib.util.spec_from_file_location(
+        "acog_dashboard_snapshot", PACKAGE / "__init__.py", submodule_search_locations=[str(PACKAGE)]
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
+    sys.modules[spec.name] = module  # dataclasses and the package's relative imports look it up
     spec.loader.exec_module(module)
     return module
 
@@ -193,3 +198,12 @@ def test_page_has_every_panel_once_and_saved_data_redraws_it(
     saved = tmp_path / "data.json"
     render.save_data(data, saved)
     assert render.render_page(render.read_data(saved, dashboard)) == page
+
+
+def test_render_py_is_the_entry_point_of_the_package() -> None:
+    """The README's command still parses: render.py hands its arguments to the package's cli."""
+    result = subprocess.run(
+        [sys.executable, str(RENDER), "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--seconds" in result.stdout and "--data" in result.stdout and "--save-data" in result.stdout
