@@ -85,11 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
 
 
-def run_evaluate(args: argparse.Namespace) -> int:
-    data = load(args.dataset, datasets_dir=args.datasets_dir)
-    variants = ev.parse_variants(args.algorithms)
-    metrics: list[ev.Metric] = ["sum", "cost"] if args.metric == "both" else [args.metric]
-    settings = ev.Settings(
+def settings_from_args(args: argparse.Namespace) -> ev.Settings:
+    """The protocol settings the ``acog evaluate`` options describe."""
+    return ev.Settings(
         eta=args.eta,
         C=args.C,
         r=args.r,
@@ -101,6 +99,13 @@ def run_evaluate(args: argparse.Namespace) -> int:
         fit_intercept=args.intercept,
         normalize=not args.no_normalize,
     )
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    data = load(args.dataset, datasets_dir=args.datasets_dir)
+    variants = ev.parse_variants(args.algorithms)
+    metrics: list[ev.Metric] = ["sum", "cost"] if args.metric == "both" else [args.metric]
+    settings = settings_from_args(args)
     orders = ev.permutations(data, args.permutations, args.seed)
     bar = tqdm(
         total=ev.total_runs(variants, metrics, settings, len(orders)),

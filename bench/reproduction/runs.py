@@ -24,6 +24,7 @@ from bench.reproduction.plans import SEED, Job, Plan, jobs_for
 from service import evaluate as ev
 from service.cli import build_parser as build_acog_parser
 from service.datasets import Dataset, l2_normalize, load
+from service.evaluate_cli import settings_from_args
 from service.learners import create
 from service.measures import Measures, Objective
 
@@ -44,19 +45,8 @@ def parse_job(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def settings_of(args: argparse.Namespace) -> ev.Settings:
-    """The settings :func:`service.evaluate_cli.run_evaluate` builds from the same arguments."""
-    return ev.Settings(
-        eta=args.eta,
-        C=args.C,
-        r=args.r,
-        gamma=args.gamma,
-        sketch_size=args.sketch_size,
-        alpha_p=args.alpha_p,
-        c_p=args.c_p,
-        rho=args.rho,
-        fit_intercept=args.intercept,
-        normalize=not args.no_normalize,
-    )
+    """The settings ``acog evaluate`` builds from the same arguments."""
+    return settings_from_args(args)
 
 
 def run_job(job: Job) -> dict[str, Any]:

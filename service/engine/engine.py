@@ -314,17 +314,18 @@ class Engine:
         self.runtime(name)
         return await self.writers[name].checkpoint()
 
+    def _check_batch(self, field: str, size: int, what: str) -> None:
+        if size > self.settings.max_batch:
+            raise LimitExceeded(
+                field, f"{size} {what}, over the limit of {self.settings.max_batch} (max_batch)", 413
+            )
+
     # --- predictions ----------------------------------------------------------------------
 
     async def predict(self, model: str, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
         """Score every instance; returns the predictions and whether they were stored."""
         runtime = self.runtime(model)
-        if len(instances) > self.settings.max_batch:
-            raise LimitExceeded(
-                "instances",
-                f"{len(instances)} instances, over the limit of {self.settings.max_batch} (max_batch)",
-                413,
-            )
+        self._check_batch("instances", len(instances), "instances")
         parsed = []
         for i, features in enumerate(instances):
             field = "features" if len(instances) == 1 else f"instances[{i}].features"
@@ -407,10 +408,7 @@ class Engine:
         results: list[FeedbackResult | None] = [None] * len(items)
         groups: dict[str, list[tuple[int, str, int]]] = {}
         batch = len(items) > 1
-        if len(items) > self.settings.max_batch:
-            raise LimitExceeded(
-                "items", f"{len(items)} labels, over the limit of {self.settings.max_batch} (max_batch)", 413
-            )
+        self._check_batch("items", len(items), "labels")
         for i, (pid, raw) in enumerate(items):
             prefix = f"items[{i}]." if batch else ""
             try:
@@ -495,12 +493,7 @@ class Engine:
     async def feedback_examples(self, model: str, items: Sequence[tuple[Any, Any]]) -> list[FeedbackResult]:
         """Labelled examples that were never scored: predicted and learned at apply time."""
         runtime = self.runtime(model)
-        if len(items) > self.settings.max_batch:
-            raise LimitExceeded(
-                "items",
-                f"{len(items)} examples, over the limit of {self.settings.max_batch} (max_batch)",
-                413,
-            )
+        self._check_batch("items", len(items), "examples")
         batch = len(items) > 1
         parsed = []
         for i, (features, raw) in enumerate(items):
