@@ -294,9 +294,7 @@ class _Sketched(Learner):
     def _check_params(self) -> None:
         m = self.params["sketch_size"]
         if m > self.dim:
-            raise InvalidParameter(
-                "sketch_size", f"must be <= the dimension ({self.dim}), got {m}"
-            )
+            raise InvalidParameter("sketch_size", f"must be <= the dimension ({self.dim}), got {m}")
 
     def _hyper(self) -> list[float]:
         return [self.params["eta"], self.params["gamma"], loss_code(self.params["loss"])]
