@@ -2,7 +2,7 @@
 
 The paper picks ``eta`` per data set from the whole stream's results; a service cannot.
 :class:`EtaGrid` runs ``K`` members of one algorithm, member ``k`` with ``eta = grid[k]``
-(default ``{0.3, 1, 3, 10, 30}``, chosen by ``bench/quality.py --study``: on L2-normalised
+(default ``{0.3, 1, 3, 10, 30}``, chosen by ``python -m bench.quality --study``: on L2-normalised
 streams it beat the decade grid ``{0.01, ..., 100}`` on mean sum and mean cost over the
 nine benchmark data sets, see ``docs/benchmarks.md``). Every member learns every label. Each member's
 *own* online predictions (made before it learns each label) give it running counts
@@ -15,7 +15,7 @@ nine benchmark data sets, see ``docs/benchmarks.md``). Every member learns every
 
 With ``losses`` (``loss="auto"`` in :func:`service.learners.create`) the members also span
 the losses: ``K = len(losses) * len(grid)`` members, loss-major in the order given (loss II
-first by default), so that ``bench/quality.py --study`` measured: members over both losses
+first by default), so that ``python -m bench.quality --study`` measured: members over both losses
 beat VW on mean cost where loss II alone did not.
 
 The ensemble predicts with the **leader**: the member with the best objective over the
