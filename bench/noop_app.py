@@ -2,7 +2,8 @@
 
 Served by uvicorn with the service's own settings (``bench/service_load.py`` starts both
 the same way), ``POST /predict`` parses the JSON body and answers a constant prediction:
-what FastAPI + uvicorn cost before any of our schemas, checks, scoring or storage.
+what FastAPI + uvicorn cost before any of our schemas, checks, scoring or storage. FastAPI's
+native OpenTelemetry is off, as it is in the service by default (``ACOG_OPENTELEMETRY``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-app = FastAPI()
+app = FastAPI(telemetry={"tracing": False, "metrics": False, "logs": False})
 REPLY = {
     "prediction_id": "noop:1:0-0",
     "label": 1,
