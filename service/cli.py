@@ -16,10 +16,12 @@ def _serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from .allocator import pin_mmap_threshold
     from .api import create_app
     from .settings import Settings
 
     settings = Settings()
+    pin_mmap_threshold()
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
