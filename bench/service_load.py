@@ -478,9 +478,9 @@ def report(r: dict[str, Any], command: str) -> str:
         "",
         f"Single /predict reaches {ratio:.2f} of the no-op. The same predictions over the WebSocket run "
         f"at {r['ws_predict']['messages_per_second']:,.0f}/s and in batches of 100 at "
-        f"{r['predict_batch_100']['rate'] * 100:,.0f}/s, so scoring is not what bounds single requests: "
+        f"{r['predict_batch_100']['rate'] * 100:,.0f}/s, so scoring is not what bounds single requests; "
         "the per-request path is (HTTP parsing, routing, the API-key dependency, body and reply models, "
-        "the durable pending write), and one CPython process runs all of it on one core.",
+        "the durable pending write, all run by one CPython process on one core).",
         *profile_lines(r.get("profile")),
     ]
     if min(r["feedback"]["rate"], r["feedback_fresh"]["rate"]) < 2000 or r["feedback"]["p99"] > 1000:
@@ -530,7 +530,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp), args.quick, profile)
         run(bench)
-    command = "python -m bench.service_load" + (" --quick" if args.quick else "")
+    command = " ".join(
+        [
+            "python -m bench.service_load",
+            *(["--quick"] if args.quick else []),
+            *([] if profile else ["--no-profile"]),
+        ]
+    )
     text = report(bench.results, command)
     print(text)
     if args.json:

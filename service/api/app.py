@@ -53,11 +53,11 @@ def tune_garbage_collector() -> tuple[int, int, int]:
     thresholds (700, 10, 10) a young collection runs every couple of requests and an older
     one every few dozen, each walking the objects that survived earlier ones. py-spy
     (``--native``) charged 12.5 % of the service's CPU under single-/predict load to
-    ``gc_collect_main``; with :data:`GC_THRESHOLDS` single /predict throughput rose by about
-    13 % (from about 3,950 to about 4,450 req/s on this machine). Reference counting still frees acyclic
-    garbage at once; only cycles wait longer. ``gc.freeze()`` after start-up gained another
-    4 % but is not used: a frozen model that is later deleted or replaced would never have
-    its reference cycles collected.
+    ``gc_collect_main``; with :data:`GC_THRESHOLDS` single /predict throughput rose by
+    about 13 % (from about 3,950 to about 4,450 req/s on the benchmark machine). Reference
+    counting still frees acyclic garbage at once; only cycles wait longer. ``gc.freeze()``
+    after start-up gained another 4 % but is not used: a frozen model that is later deleted
+    or replaced would never have its reference cycles collected.
     """
     previous = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
