@@ -119,6 +119,24 @@ def checkpoint_in_progress(log: str) -> bool:
     return bool(lines) and "writing checkpoint" in lines[-1]
 
 
+def wait_for_checkpoint_write(service: ServiceProcess, within: float = 0.15) -> bool:
+    """Poll the log for a checkpoint paused between encoding and writing.
+
+    A checkpoint starts right after the reply that brought its 700th label, and its state is
+    encoded in a thread before the "writing" line is logged, so a single look straight after
+    the reply can come too early; the next /feedback then waits for the checkpoint to finish
+    and the chance is gone. ``within`` is shorter than the service's 0.3 s fault pause, so a
+    kill that follows a True lands inside the pause.
+    """
+    deadline = time.monotonic() + within
+    while True:
+        if checkpoint_in_progress(service.log()):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
 @pytest.mark.slow
 def test_kill_9_anywhere_loses_nothing_and_changes_no_bit(crashy: Crashy, stream: tuple) -> None:
     X, y, probe = stream
@@ -152,7 +170,7 @@ def test_kill_9_anywhere_loses_nothing_and_changes_no_bit(crashy: Crashy, stream
         acknowledged += len(items)
         if how == "between":
             crashy.kill_and_restart()
-        if armed and checkpoint_in_progress(crashy.service.log()):
+        if armed and wait_for_checkpoint_write(crashy.service):
             crashy.kill_and_restart()  # inside the pause between encoding and writing
             crashy.mid_checkpoint_kills += 1
             armed = False
