@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.peers import run_peer
-from service.datasets import l2_normalize, load
+from service.evaluation.datasets import l2_normalize, load
 from service.learners import ALGORITHMS, create
 
 TARGETS = {  # examples per second on a9a (issue: the learning core)

@@ -36,7 +36,7 @@ import numpy as np
 import redis
 
 from bench import cpu_profile
-from service.datasets import load
+from service.evaluation.datasets import load
 from tests.support.private_redis import PrivateRedis, free_port
 from tests.support.service_process import ROOT, ServiceProcess
 

@@ -38,7 +38,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from .evaluate_cli import run_evaluate
+    from .evaluation.cli import run_evaluate
 
     return run_evaluate(args)
 
@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay a data set as a stream (predict, then learn every label at once) over "
         "several permutations and print the paper's columns, mean ± sample std.",
     )
-    from .evaluate_cli import add_arguments
+    from .evaluation.cli import add_arguments
 
     add_arguments(evaluate)
     evaluate.set_defaults(func=_evaluate)

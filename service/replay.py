@@ -25,7 +25,7 @@ import httpx
 import numpy as np
 from tqdm import tqdm
 
-from .datasets import load
+from .evaluation.datasets import load
 
 RETRIES = 50
 

@@ -46,8 +46,11 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
 
 
 def dataset_path(*parts: str) -> Path:
-    """Path of a file under ``../shared/datasets``; skips the test when it is absent."""
+    """Path of a file under ``../shared/datasets``; fails (never skips) the test when it is absent:
+    the data is part of the test environment, and CI without it must not pass."""
     path = DATASETS.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared data set {path} is absent (expected ../shared/datasets beside the repo)")
+        pytest.fail(
+            f"shared data set {path} is absent (expected ../shared/datasets beside the repo)", pytrace=False
+        )
     return path

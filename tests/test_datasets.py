@@ -1,4 +1,4 @@
-"""service.datasets: the shared data sets load with the README's figures; readers and helpers behave."""
+"""service.evaluation.datasets: the shared data sets load with the README's figures; readers behave."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.datasets import (
+from service.evaluation.datasets import (
     REGISTRY,
     Dataset,
     iter_rows,
@@ -151,7 +151,7 @@ def test_library_bundled_datasets() -> None:
 
 def test_import_needs_only_numpy_scipy() -> None:
     code = (
-        "import sys, service.datasets\n"
+        "import sys, service.evaluation.datasets\n"
         "bad = [m for m in ('sklearn', 'river', 'vowpalwabbit') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from bench.peers import PEERS, run_peer
-from service.datasets import l2_normalize, load
+from service.evaluation.datasets import l2_normalize, load
 from tests.conftest import DATASETS, dataset_path
 
 pytest.importorskip("river")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from service.datasets import Dataset, l2_normalize, load
+from service.evaluation.datasets import Dataset, l2_normalize, load
 from service.learners import ALGORITHMS, create
 from service.measures import Objective
 

@@ -26,7 +26,7 @@ from bench.quality.protocol import COST_RHO, DATASETS, METRICS, OBJECTIVE, load_
 from bench.quality.selection import select
 from bench.quality.study_section import study_table
 from bench.quality.systems import peer_rho, service_config
-from service.datasets import l2_normalize
+from service.evaluation.datasets import l2_normalize
 from service.learners import DEFAULT_GRID, create
 from service.measures import Measures
 

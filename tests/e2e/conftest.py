@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from service.datasets import l2_normalize, load
+from service.evaluation.datasets import l2_normalize, load
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis

@@ -23,7 +23,7 @@ import httpx
 import numpy as np
 import pytest
 
-from service.datasets import load
+from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 from service.normalization import unit_l2

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.datasets import load
+from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 
 from ..conftest import dataset_path

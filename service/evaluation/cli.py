@@ -1,4 +1,4 @@
-"""``acog evaluate``: command-line options and output for :mod:`service.evaluate`."""
+"""``acog evaluate``: command-line options and output for :mod:`service.evaluation.online`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from . import evaluate as ev
+from . import online as ev
 from .datasets import load
 
 

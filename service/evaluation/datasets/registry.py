@@ -115,7 +115,7 @@ def default_datasets_dir() -> Path:
         if not path.is_dir():
             raise FileNotFoundError(f"${DATASETS_ENV} is {env!r}, which is not a directory")
         return path
-    path = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+    path = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
     if not path.is_dir():
         raise FileNotFoundError(
             f"shared data sets not found at {path}; set ${DATASETS_ENV} or pass datasets_dir="

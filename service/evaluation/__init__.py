@@ -1,0 +1,11 @@
+"""What ``acog evaluate`` and ``acog replay`` read and run: data set loaders and evaluation protocols.
+
+This is the offline half of the product. The serving path (``service.api``, ``service.engine``,
+``service.telemetry``) never imports it; the learners (``service.learners``) are what it evaluates.
+
+- :mod:`service.evaluation.datasets`: the shared benchmark data sets by name, and readers for LIBSVM,
+  ``.mat`` and ESL files;
+- :mod:`service.evaluation.online`: the ACOG paper's online protocol (predict, then learn every label
+  at once, over permutations), with the paper's columns;
+- :mod:`service.evaluation.cli`: the ``acog evaluate`` command line.
+"""
