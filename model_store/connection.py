@@ -1,9 +1,15 @@
-"""The redis-py asyncio client the store uses, and how Redis failures become store errors.
+"""The redis-py asyncio clients the store uses, and how Redis failures become store errors.
 
-The client comes from a URL (``redis://``, ``rediss://``, ``unix://``; credentials and
-db number in the URL) with bounded socket timeouts and a short retry on connection
-errors. redis-py reconnects by itself once Redis is back, so one client outlives outages.
-Retries are safe because every multi-step write is a Lua script that is idempotent.
+A client comes from a URL (``redis://``, ``rediss://``, ``unix://``; credentials and db
+number in the URL) with bounded socket timeouts and a short retry on connection errors.
+redis-py reconnects by itself once Redis is back, so one client outlives outages. Retries
+are safe because every multi-step write is a Lua script that is idempotent.
+
+**Redis Cluster** is chosen by the URL scheme ``redis+cluster://`` (``rediss+cluster://``
+with TLS) or by ``ConnectionSettings.cluster``: the client is then redis-py's
+:class:`~redis.asyncio.cluster.RedisCluster`, which discovers the shards from the node it is
+given, routes every command by its key's hash slot and follows ``MOVED``/``ASK`` and
+failovers. Every script's keys share one hash tag, so each runs on one shard.
 """
 
 from __future__ import annotations
@@ -13,13 +19,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import (
     ClusterDownError,
     ConnectionError,
+    MovedError,
     OutOfMemoryError,
     ReadOnlyError,
+    RedisClusterException,
     RedisError,
     ResponseError,
     TimeoutError,
@@ -42,6 +51,17 @@ _UNAVAILABLE_REPLIES = (
 )
 
 
+
+
+def _unavailable(reply: str) -> bool:
+    """Whether an error reply says the server cannot serve now, also when a script relays it
+    (``Error running script (...): @user_script:4: -MISCONF ...``)."""
+    if reply.startswith(_UNAVAILABLE_REPLIES):
+        return True
+    relayed = reply.rpartition(": -")[2] if "@user_script" in reply else ""
+    return relayed.startswith(_UNAVAILABLE_REPLIES)
+
+
 DEFAULT_CHECKPOINT_CHUNK_BYTES = 8 * 1024 * 1024
 
 
@@ -56,18 +76,44 @@ class ConnectionSettings:
     """Callers beyond this many concurrent commands wait (up to ``socket_timeout``) for a connection."""
     checkpoint_chunk_bytes: int = DEFAULT_CHECKPOINT_CHUNK_BYTES
     """A checkpoint blob goes to Redis in commands of at most this many bytes (see ``RedisModelStore``)."""
+    cluster: bool = False
+    """Talk to a Redis Cluster (also chosen by a ``redis+cluster://`` URL)."""
 
 
-def connect(url: str, settings: ConnectionSettings | None = None) -> aioredis.Redis:
-    """An asyncio Redis client for ``url``; it connects lazily, on first use."""
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+Client = aioredis.Redis | RedisCluster
+"""A single Redis or a Redis Cluster; the store uses only commands both route the same way."""
+
+
+def is_cluster(url: str, settings: ConnectionSettings) -> bool:
+    return settings.cluster or url.split("://", 1)[0] in CLUSTER_SCHEMES
+
+
+def connect(
+    url: str, settings: ConnectionSettings | None = None, *, max_connections: int | None = None
+) -> Client:
+    """An asyncio client for ``url`` (a cluster client when :func:`is_cluster`); it connects lazily,
+    on first use (a cluster client discovers the shards then)."""
     settings = settings or ConnectionSettings()
+    retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), settings.retries)
+    if is_cluster(url, settings):
+        scheme, rest = url.split("://", 1)
+        return RedisCluster.from_url(
+            f"{CLUSTER_SCHEMES.get(scheme, scheme)}://{rest}",
+            socket_timeout=settings.socket_timeout,
+            socket_connect_timeout=settings.connect_timeout,
+            retry=retry,
+            max_connections=max_connections or 2**31,
+            decode_responses=False,
+        )
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
-        max_connections=settings.max_connections,
+        max_connections=max_connections or settings.max_connections,
         timeout=settings.socket_timeout,
         socket_timeout=settings.socket_timeout,
         socket_connect_timeout=settings.connect_timeout,
-        retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), settings.retries),
+        retry=retry,
         health_check_interval=30,
         decode_responses=False,
     )
@@ -86,10 +132,12 @@ def translate_redis_errors(action: str) -> Iterator[None]:
         OutOfMemoryError,
         ClusterDownError,
         TryAgainError,
+        MovedError,
+        RedisClusterException,
     ) as exc:
         raise StoreUnavailable(f"Redis unavailable during {action}: {exc}") from exc
     except ResponseError as exc:
-        if str(exc).startswith(_UNAVAILABLE_REPLIES):
+        if _unavailable(str(exc)):
             raise StoreUnavailable(f"Redis cannot serve {action}: {exc}") from exc
         raise StoreError(f"Redis refused {action}: {exc}") from exc
     except RedisError as exc:

@@ -1,8 +1,17 @@
 """Redis key names (see docs/store-contract.md).
 
-Every key of one model carries the hash tag ``{<model>}``, so all keys a Lua script
-touches live in one Redis Cluster slot. ``acog:models`` and ``acog:generations`` are the
-only keys shared by all models; no script touches them.
+Two hash tags, so that every Lua script touches keys of one Redis Cluster slot only:
+
+- ``{acog}``: the keys shared by all models (the set of model names, the control stream, the
+  store's identity). They live on one shard.
+- ``{<model>}``: everything of one model: its record (generation and configuration), its
+  generation counter, and per generation the label log, its sequence counter, checkpoints,
+  the checkpoint-writer lease, pending predictions and idempotency markers. Models spread
+  over the shards by their names.
+
+Because a model's record and its logs share a slot, the scripts that append labels check the
+model's *current* generation atomically with the append: no label is acknowledged into a
+generation that was replaced or deleted.
 """
 
 from __future__ import annotations
@@ -11,11 +20,55 @@ from dataclasses import dataclass
 
 from .ids import validate_generation, validate_model_name
 
-MODELS = "acog:models"
-"""hash: model name -> JSON model record."""
+GLOBAL_TAG = "{acog}"
 
-GENERATIONS = "acog:generations"
-"""hash: model name -> last generation ever issued (HINCRBY, never reset)."""
+MODEL_NAMES = f"acog:{GLOBAL_TAG}:models"
+"""set: the names of every model (a name is added before its record is written, removed after
+its record is deleted; a name without a record is ignored)."""
+
+CONTROL = f"acog:{GLOBAL_TAG}:control"
+"""stream: model life-cycle events (put, delete, checkpoint requests) that every replica follows."""
+
+STORE_IDENTITY = f"acog:{GLOBAL_TAG}:identity"
+"""hash: what this store is: ``epoch`` (random, written once when the store is first used) and
+``layout`` (the key layout version). A Redis that comes back without it has lost its data."""
+
+LEGACY_MODELS = "acog:models"
+"""hash (layout 1): name -> JSON model record; read once by the layout migration."""
+
+LEGACY_GENERATIONS = "acog:generations"
+"""hash (layout 1): name -> last generation issued; read once by the layout migration."""
+
+LAYOUT = 2
+"""The key layout this code writes: 2 adds per-model records, sequence numbers and leases."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelKeys:
+    """The keys of one model that outlive its generations."""
+
+    model: str
+
+    def __post_init__(self) -> None:
+        validate_model_name(self.model)
+
+    @property
+    def prefix(self) -> str:
+        return f"acog:{{{self.model}}}"
+
+    @property
+    def record(self) -> str:
+        """hash: ``generation``, ``config`` (JSON) and ``created_at`` of the current generation;
+        absent once the model is deleted."""
+        return f"{self.prefix}:model"
+
+    @property
+    def generation_counter(self) -> str:
+        """string: the last generation ever issued (INCR, never reset, kept across deletes)."""
+        return f"{self.prefix}:generations"
+
+    def generation(self, generation: int) -> GenerationKeys:
+        return GenerationKeys(self.model, generation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,14 +87,29 @@ class GenerationKeys:
         return f"acog:{{{self.model}}}:{self.generation}"
 
     @property
+    def record(self) -> str:
+        """The model's record (see :attr:`ModelKeys.record`), which the append scripts check."""
+        return ModelKeys(self.model).record
+
+    @property
     def log(self) -> str:
-        """stream: the label log, self-contained events in apply order."""
+        """stream: the label log, self-contained events in apply order, each with its sequence number."""
         return f"{self.prefix}:log"
+
+    @property
+    def sequence(self) -> str:
+        """string: the sequence number of the newest log entry (INCR in the append scripts)."""
+        return f"{self.prefix}:seq"
+
+    @property
+    def writer_lease(self) -> str:
+        """string with a TTL: the replica that may write checkpoints of this generation."""
+        return f"{self.prefix}:writer"
 
     @property
     def checkpoint_index(self) -> str:
         """list: one manifest per retained checkpoint, newest first:
-        ``"<applied stream id> <token> <chunk count> <byte count>"``."""
+        ``"<applied stream id> <token> <chunk count> <byte count> <sequence number> <state time ms>"``."""
         return f"{self.prefix}:ckpt_index"
 
     def checkpoint_chunks(self, token: str) -> str:
@@ -53,16 +121,6 @@ class GenerationKeys:
         return f"{self.prefix}:ckpt:{token}"
 
     @property
-    def legacy_checkpoints(self) -> str:
-        """list (layout before chunked checkpoints): whole blobs, newest first; read, never written."""
-        return f"{self.prefix}:ckpt"
-
-    @property
-    def legacy_checkpoint_ids(self) -> str:
-        """list (layout before chunked checkpoints): the applied id of each legacy blob, same order."""
-        return f"{self.prefix}:ckpt_ids"
-
-    @property
     def pending_index(self) -> str:
         """zset: pending token -> expiry (unix ms), for counting and sweeping."""
         return f"{self.prefix}:pending_idx"
@@ -72,7 +130,8 @@ class GenerationKeys:
         return f"{self.prefix}:pending:{token}"
 
     def done(self, token: str) -> str:
-        """string with a TTL: the stream id of the event already appended for that prediction id."""
+        """string with a TTL: ``"<stream id> <seq> <y> <tp> <tl>"`` of the event appended for that
+        prediction id (the first label's outcome, which a retry answers again)."""
         return f"{self.prefix}:done:{token}"
 
     def whole_generation(self) -> list[str]:
@@ -80,8 +139,8 @@ class GenerationKeys:
         index names (pending, done and staged chunk keys expire on their own)."""
         return [
             self.log,
+            self.sequence,
+            self.writer_lease,
             self.checkpoint_index,
-            self.legacy_checkpoints,
-            self.legacy_checkpoint_ids,
             self.pending_index,
         ]

@@ -5,7 +5,9 @@ the one implementation we ship; docs/store-contract.md says how it lays out Redi
 
 Times are float unix seconds. Stream ids are Redis stream ids ``"<ms>-<seq>"``; they
 define the order in which the engine applies events (compare them with
-:func:`model_store.ids.parse_stream_id`, never as strings).
+:func:`model_store.ids.parse_stream_id`, never as strings). Every log entry also carries its
+**sequence number** ``seq`` (1, 2, 3, ... per model generation, assigned by the append itself),
+so a reader that misses an entry sees the gap.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from .examples import Example
 
-LabelStatus = Literal["appended", "duplicate", "expired", "unknown"]
+LabelStatus = Literal["appended", "duplicate", "conflict", "expired", "unknown"]
+ControlOp = Literal["put", "delete", "checkpoint"]
 
 
 class StoreError(Exception):
@@ -25,11 +28,25 @@ class StoreError(Exception):
 
 class StoreUnavailable(StoreError):
     """The backing Redis cannot be reached or cannot serve right now (down, loading, read-only, out of
-    memory). Nothing was half-applied; retry after ``retry_after`` seconds (the API answers 503)."""
+    memory, or too slow). The outcome of the call is unknown: a write may or may not have happened.
+    Every write is idempotent, so retrying the same call is safe; retry after ``retry_after`` seconds
+    (the API answers 503)."""
 
     def __init__(self, message: str, retry_after: float = 1.0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class GenerationGone(StoreError):
+    """An append to a generation that is no longer the model's current one; nothing was written.
+    ``current`` is the current generation, or None when the model was deleted."""
+
+    def __init__(self, model: str, generation: int, current: int | None) -> None:
+        now = "deleted" if current is None else f"replaced by generation {current}"
+        super().__init__(f"generation {generation} of model {model!r} is no longer current ({now})")
+        self.model = model
+        self.generation = generation
+        self.current = current
 
 
 class PendingLimitExceeded(StoreError):
@@ -69,25 +86,33 @@ class PendingPrediction:
 class LogEntry:
     """One self-contained event of the label log; replaying it needs nothing else.
 
-    ``yhat`` is the label predicted before the label arrived (+1/-1), or 0 when the example
-    was never scored (the engine then predicts at apply time, in log order).
+    ``seq`` is its sequence number (None only for entries written before sequence numbers
+    existed, layout 1). A *label* has ``kind == "label"``, ``yhat`` the label predicted before
+    the label arrived (+1/-1), or 0 when the example was never scored (the engine then predicts
+    at apply time, in log order). Any other ``kind`` is an event for the engine (a declared
+    feature migration, say) whose ``body`` it interprets; its label fields are empty.
     """
 
     stream_id: str
+    seq: int | None
     prediction_id: str
-    example: Example
+    example: Example | None
     y: int
     yhat: int
     predicted_at: float
     labelled_at: float
+    kind: str = "label"
+    body: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
 class LabelOutcome:
     """What happened to one label of a batch.
 
-    - ``appended``: a new event, ``stream_id`` is its log id, ``predicted_at`` the prediction time.
-    - ``duplicate``: already labelled; ``stream_id`` is the id of the event appended back then.
+    - ``appended``: a new event; ``stream_id``/``seq`` are its position in the log.
+    - ``duplicate``: already labelled with the same value; ``stream_id``/``seq``, ``predicted_at``
+      and ``labelled_at`` are those of the first label (a retry answers the first outcome).
+    - ``conflict``: already labelled with *another* value (``first_y``); nothing appended.
     - ``expired``: no pending prediction, and the id is older than the label window.
     - ``unknown``: no pending prediction, and the id is not (or belongs elsewhere / is malformed).
     """
@@ -95,74 +120,155 @@ class LabelOutcome:
     prediction_id: str
     status: LabelStatus
     stream_id: str | None = None
+    seq: int | None = None
     predicted_at: float | None = None
+    labelled_at: float | None = None
+    first_y: int | None = None
 
 
-class LabelResult(NamedTuple):
-    """``label``'s answer: one outcome per item, in order, and the log backlog to apply."""
+class Appended(NamedTuple):
+    """Where an appended (or, on a retry, previously appended) entry sits in the log."""
 
-    outcomes: list[LabelOutcome]
-    backlog: list[LogEntry]
+    stream_id: str
+    seq: int | None
 
 
 class AppendResult(NamedTuple):
-    """``append_examples``' answer: the server-made prediction ids, in order, and the backlog."""
+    """``append_examples``' answer: the server-made prediction ids and their entries, in order."""
 
     prediction_ids: list[str]
-    backlog: list[LogEntry]
+    entries: list[Appended]
 
 
-class LogInfo(NamedTuple):
-    """Length and first/last entry ids of a label log (ids are None when it is empty)."""
+class Manifest(NamedTuple):
+    """A retained checkpoint as the index lists it: its position in the log and the time of its
+    state (``seq`` and ``written_at`` are None for layout-1 checkpoints)."""
 
-    length: int
-    first_id: str | None
-    last_id: str | None
+    applied_id: str
+    seq: int | None
+    written_at: float | None
 
 
 class Checkpoint(NamedTuple):
-    """A stored checkpoint: the last stream id it has applied, and the engine's opaque blob."""
+    """A stored checkpoint: the last stream id it has applied, its sequence number, and the
+    engine's opaque blob."""
 
     applied_id: str
+    seq: int | None
     blob: bytes
+
+
+class ControlEvent(NamedTuple):
+    """A model life-cycle event every replica follows: ``put`` (a new generation), ``delete``,
+    or ``checkpoint`` (a request that the generation's lease holder write a checkpoint)."""
+
+    event_id: str
+    op: ControlOp
+    model: str
+    generation: int
+
+
+class StoreIdentity(NamedTuple):
+    """What the store says it is: a random ``epoch`` written when it was first used, and its key
+    ``layout``. A store that comes back with another epoch (or none) lost its data."""
+
+    epoch: str
+    layout: int
 
 
 class ModelStore(Protocol):
     """Persistence for models, pending predictions, label logs and checkpoints.
 
-    Every method may raise :class:`StoreUnavailable`. Calls that change several things
-    (``put_pending``, ``label``, ``append_examples``, ``write_checkpoint``) are atomic and
-    safe to retry: either all of it happened or none of it did, and a retry after an
-    unanswered call does not apply anything twice.
+    Every method may raise :class:`StoreUnavailable`, after which the outcome is unknown. Calls
+    that change several things (``put_pending``, ``label``, ``append_examples``,
+    ``append_event``, ``write_checkpoint``) are atomic and safe to retry: either all of it
+    happened or none of it did, and a retry after an unanswered call does not apply anything
+    twice (it answers the first call's outcome).
     """
 
     async def ping(self) -> None:
         """Return if the store can serve; raise :class:`StoreUnavailable` otherwise."""
         ...
 
+    async def check_writable(self) -> None:
+        """Return if the store accepts writes now (not read-only, not out of memory); raise
+        :class:`StoreUnavailable` saying why otherwise. Writes nothing lasting."""
+        ...
+
     async def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
         ...
 
-    async def next_generation(self, name: str) -> int:
-        """A new generation number for ``name``; never repeats, even across delete and re-create."""
+    # --- identity and layout --------------------------------------------------------------
+
+    async def identity(self, create: bool) -> StoreIdentity | None:
+        """The store's identity; with ``create``, written first if the store has none.
+        None when absent and not created."""
         ...
 
-    async def save_model(self, record: ModelRecord) -> None:
-        """Store (or replace) the record of ``record.name``."""
+    async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
+        """Models of the previous key layout (layout 1) not migrated yet, each with the last
+        generation issued for its name."""
+        ...
+
+    async def adopt_model(self, record: ModelRecord, last_generation: int, seq: int) -> bool:
+        """Migrate one layout-1 model whose log has reached entry ``seq``; False if done already."""
+        ...
+
+    async def finish_layout_migration(self) -> None:
+        """Retire the layout-1 keys once every model is adopted."""
+        ...
+
+    # --- models ---------------------------------------------------------------------------
+
+    async def put_model(
+        self, name: str, config: dict[str, Any], created_at: float, expected_generation: int | None
+    ) -> ModelRecord:
+        """Start a new generation of ``name`` with ``config`` and announce it on the control stream.
+
+        ``expected_generation``: the generation the caller believes current (0 for "no model"),
+        or None for any. When it differs, nothing changes and :class:`GenerationGone` is raised
+        with the current one. Generations never repeat, even across delete and re-create.
+        """
+        ...
+
+    async def load_model(self, name: str) -> ModelRecord | None:
+        """The current record of ``name``, or None when there is none."""
         ...
 
     async def load_models(self) -> list[ModelRecord]:
-        """Every stored model record, sorted by name."""
+        """Every current model record, sorted by name."""
+        ...
+
+    async def last_generation(self, name: str) -> int:
+        """The last generation ever issued for ``name`` (0 when none): a prediction of a generation up
+        to this one existed, even if the model was deleted since."""
+        ...
+
+    async def delete_model(self, name: str) -> int | None:
+        """Delete ``name``'s record, announce it, then drop the data of all its generations.
+        Returns the deleted generation, or None when there was no model."""
         ...
 
     async def delete_generation(self, name: str, generation: int) -> None:
-        """Drop a generation's label log, checkpoints and pending index (other keys expire)."""
+        """Drop a generation's label log, checkpoints, lease and pending index (other keys expire)."""
         ...
 
-    async def delete_model(self, name: str) -> None:
-        """Drop a model's record and the data of all its generations (the generation counter stays)."""
+    # --- the control stream ---------------------------------------------------------------
+
+    async def control_position(self) -> str:
+        """The id of the newest control event ("0-0" when none): follow from here."""
         ...
+
+    async def follow_control(self, after: str, block_seconds: float) -> list[ControlEvent]:
+        """Control events after ``after``, waiting up to ``block_seconds`` for one."""
+        ...
+
+    async def request_checkpoint(self, name: str, generation: int) -> None:
+        """Ask the lease holder of the generation (whichever replica) to write a checkpoint."""
+        ...
+
+    # --- pending predictions --------------------------------------------------------------
 
     async def put_pending(
         self,
@@ -191,24 +297,24 @@ class ModelStore(Protocol):
         """Forget pending predictions expired before ``now``; returns how many (never labelled ones)."""
         ...
 
+    # --- the label log --------------------------------------------------------------------
+
     async def label(
         self,
         model: str,
         generation: int,
         items: Sequence[tuple[str, int]],
         labelled_at: float,
-        applied_up_to: str,
         done_ttl_seconds: float,
         label_window_seconds: float,
-    ) -> LabelResult:
+    ) -> list[LabelOutcome]:
         """Resolve ``(prediction_id, y)`` labels (y is +1/-1) and append their events, atomically.
 
-        Returns one outcome per item and every log entry after ``applied_up_to`` (exclusive)
-        up to the newest, the caller's own events and other writers' included, in stream
-        order. ``label_window_seconds`` must be the ``ttl_seconds`` the predictions were
+        Raises :class:`GenerationGone` (nothing written) when ``generation`` is not the model's
+        current one. ``label_window_seconds`` must be the ``ttl_seconds`` the predictions were
         stored with: an id without a pending prediction is ``expired`` when it is older than
         that, else ``unknown``. ``done_ttl_seconds`` is how long a labelled id answers
-        ``duplicate``; make it at least the window.
+        ``duplicate`` or ``conflict``; make it at least the window.
         """
         ...
 
@@ -218,41 +324,73 @@ class ModelStore(Protocol):
         generation: int,
         items: Sequence[tuple[Example, int]],
         labelled_at: float,
-        applied_up_to: str,
     ) -> AppendResult:
         """Append events for labelled examples that were never predicted (``yhat`` 0)."""
+        ...
+
+    async def append_event(
+        self, model: str, generation: int, kind: str, body: bytes, request_id: str, at: float
+    ) -> tuple[Appended, bool]:
+        """Append a non-label event (``kind``, opaque ``body``), idempotent by ``request_id``
+        (a retry returns the first entry). Returns the entry and whether it is new."""
         ...
 
     async def read_log(self, model: str, generation: int, after: str, count: int) -> list[LogEntry]:
         """Up to ``count`` log entries after ``after`` (exclusive), in stream order."""
         ...
 
-    async def log_info(self, model: str, generation: int) -> LogInfo:
-        """Length and first/last ids of the label log."""
+    async def follow_log(
+        self, model: str, generation: int, after: str, count: int, block_seconds: float
+    ) -> list[LogEntry]:
+        """Like :meth:`read_log`, but waits up to ``block_seconds`` for an entry when there is none."""
+        ...
+
+    async def log_sequence(self, model: str, generation: int) -> int:
+        """The sequence number of the newest entry ever appended (0 when none)."""
+        ...
+
+    # --- checkpoints ----------------------------------------------------------------------
+
+    async def lease(self, model: str, generation: int, holder: str, ttl_seconds: float) -> str:
+        """Take or renew the generation's checkpoint-writer lease for ``holder``; returns who holds
+        it now ('' when nobody)."""
+        ...
+
+    async def release_lease(self, model: str, generation: int, holder: str) -> None:
+        """Give the lease up if ``holder`` holds it."""
         ...
 
     async def write_checkpoint(
-        self, model: str, generation: int, blob: bytes, applied_id: str, keep: int
+        self,
+        model: str,
+        generation: int,
+        blob: bytes,
+        applied_id: str,
+        seq: int,
+        written_at: float,
+        keep: int,
+        holder: str,
     ) -> bool:
-        """Store a checkpoint covering the log up to ``applied_id`` (inclusive), keep the newest
-        ``keep`` and trim the log below the oldest retained one's applied id.
+        """Store a checkpoint of the state after entry ``seq`` (stream id ``applied_id``), taken at
+        ``written_at``; keep
+        the newest ``keep``, and trim the log below the oldest retained one.
 
-        Returns False, changing nothing, when a checkpoint at or after ``applied_id`` is
-        already stored (a replica got further, or this is a retry): retained checkpoints
-        always have strictly decreasing applied ids, so none is ever left without the log
-        it needs. An ``applied_id`` past the end of the log is a :class:`StoreError`.
+        Returns False, changing nothing, when a checkpoint at or after ``applied_id`` is already
+        stored (a retry, or another writer got further). Raises :class:`StoreError`, changing
+        nothing, when ``holder`` does not hold the writer lease, when the log entry at
+        ``applied_id`` does not carry ``seq`` (the state would not be the prefix it claims), or
+        when ``applied_id`` is past the log's end.
         """
         ...
 
-    async def load_checkpoints(self, model: str, generation: int) -> list[Checkpoint]:
-        """Retained checkpoints, newest (largest applied id) first.
-
-        Never one whose write has not completed. A checkpoint the store finds damaged (e.g.
-        part of its blob missing) is listed with an empty blob, which the state codec refuses.
-        """
+    async def checkpoint_index(self, model: str, generation: int) -> list[Manifest]:
+        """Retained checkpoints, newest first."""
         ...
 
     def iter_checkpoints(self, model: str, generation: int) -> AsyncIterator[Checkpoint]:
-        """What :meth:`load_checkpoints` lists, in the same order, each blob fetched only when the
-        iteration reaches it (stop early to fetch no older one)."""
+        """Retained checkpoints, newest first, each blob fetched only when the iteration reaches it.
+
+        Never one whose write has not completed. A checkpoint the store finds damaged (e.g.
+        part of its blob missing) comes with an empty blob, which the state codec refuses.
+        """
         ...

@@ -1,24 +1,23 @@
-"""``RedisModelStore``: the :class:`~model_store.protocol.ModelStore` on Redis (redis-py asyncio).
+"""``RedisModelStore``: the :class:`~model_store.protocol.ModelStore` on Redis or Redis Cluster.
 
 What lives where (keys in :mod:`model_store.keys`, value spellings in
 :mod:`model_store.redis_layout`, scripts in :mod:`model_store.scripts`):
 
-- model records and generation counters: two hashes shared by all models;
-- pending predictions: one hash per prediction id, expiring at ``prediction ms + label
-  window``, plus a zset of their expiries per generation for counting and sweeping;
-- the label log: one stream per model generation, self-contained events, appended only
-  by the ``label`` and ``append_examples`` scripts; ``done`` markers (one per labelled
-  prediction id, with a TTL) make labelling idempotent;
-- checkpoints: per generation an index list (one small manifest per retained checkpoint,
-  newest first) and one hash per checkpoint holding its blob in chunks. A blob is staged
-  chunk by chunk (one command each, with a TTL, so other clients' commands run in between
-  and a crashed writer's chunks expire), then committed by one small script that checks,
-  persists, pushes the manifest, drops what ``keep`` drops and trims the log. Readers only
-  follow the index, so they never see a checkpoint before its commit.
+- shared by all models (hash tag ``{acog}``): the set of model names, the control stream of
+  life-cycle events every replica follows, and the store's identity (epoch and layout);
+- per model (hash tag ``{<model>}``): its record (current generation and configuration) and
+  its generation counter; per generation the label log (a stream of numbered, self-contained
+  events appended only by the append scripts, which check the generation is current), its
+  sequence counter, ``done`` markers (one per labelled prediction id, holding the first
+  outcome), pending predictions, the checkpoint-writer lease and the checkpoints (an index of
+  manifests and one chunked hash per checkpoint, staged chunk by chunk and committed by one
+  small script that checks the lease and that the state is the log prefix it claims).
 
 Every hot-path call (``put_pending``, ``label``, ``append_examples``) is one script call,
-so one round trip, with no KEYS/SCAN. Every Redis failure surfaces as
-:class:`~model_store.protocol.StoreUnavailable` or :class:`~model_store.protocol.StoreError`.
+so one round trip, with no KEYS/SCAN. Blocking reads (``follow_log``, ``follow_control``) go
+through a client of their own, so that waiting readers never hold the connections requests
+need. Every Redis failure surfaces as :class:`~model_store.protocol.StoreUnavailable` or
+:class:`~model_store.protocol.StoreError`.
 """
 
 from __future__ import annotations
@@ -26,51 +25,89 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import AsyncIterator, Sequence
-from typing import cast
+from typing import Any, cast
 
-import redis.asyncio as aioredis
-
-from .connection import DEFAULT_CHECKPOINT_CHUNK_BYTES, ConnectionSettings, connect, translate_redis_errors
+from .connection import (
+    DEFAULT_CHECKPOINT_CHUNK_BYTES,
+    Client,
+    ConnectionSettings,
+    connect,
+    translate_redis_errors,
+)
 from .examples import Example, encode_example
 from .ids import (
     PredictionIdError,
     make_prediction_id,
     parse_prediction_id,
     parse_stream_id,
-    validate_generation,
-    validate_model_name,
 )
-from .keys import GENERATIONS, MODELS, GenerationKeys
+from .keys import (
+    CONTROL,
+    LAYOUT,
+    LEGACY_GENERATIONS,
+    LEGACY_MODELS,
+    MODEL_NAMES,
+    STORE_IDENTITY,
+    GenerationKeys,
+    ModelKeys,
+)
 from .protocol import (
+    Appended,
     AppendResult,
     Checkpoint,
+    ControlEvent,
+    ControlOp,
+    GenerationGone,
     LabelOutcome,
-    LabelResult,
     LabelStatus,
     LogEntry,
-    LogInfo,
+    Manifest,
     ModelRecord,
     PendingLimitExceeded,
     PendingPrediction,
     StoreError,
+    StoreIdentity,
 )
 from .redis_layout import (
     checkpoint_manifest,
+    config_json,
     format_float,
     format_label,
-    log_entries,
+    legacy_model_record,
     log_entry,
     model_record,
-    model_record_json,
     pending_fields,
     pending_prediction,
 )
-from .scripts import APPEND_EXAMPLES, COMMIT_CHECKPOINT, LABEL, PUT_PENDING
+from .scripts import (
+    ADOPT_MODEL,
+    APPEND_EVENT,
+    APPEND_EXAMPLES,
+    COMMIT_CHECKPOINT,
+    DELETE_GENERATION,
+    DELETE_MODEL,
+    LABEL,
+    LEASE,
+    PUT_MODEL,
+    PUT_PENDING,
+    STAGE_CHUNK,
+)
 
 log = logging.getLogger(__name__)
 
 _COMMIT_ATTEMPTS = 5
-"""Commits retried when another writer changed the checkpoint index in between (a replica)."""
+"""Commits retried when another writer changed the checkpoint index in between."""
+
+CONTROL_MAXLEN = 10_000
+"""The control stream keeps about this many events (a replica that falls further behind
+reconciles with the model records)."""
+
+BLOCKING_CONNECTIONS = 256
+"""Connections of the blocking-read client: one per followed log, plus the control stream."""
+
+
+_XRead = list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
+"""XREAD's reply as redis-py gives it (RESP2): per stream, its entries with their fields."""
 
 
 def _ms(seconds: float, what: str) -> int:
@@ -86,20 +123,31 @@ def _stream_id(stream_id: str) -> str:
     return stream_id
 
 
-class RedisModelStore:
-    """The model store on one Redis (or one Redis Cluster slot per model).
+def _text(value: Any) -> str:
+    return value.decode("ascii") if isinstance(value, bytes) else str(value)
 
-    ``append_done_ttl_seconds`` is how long ``append_examples`` remembers the prediction
-    ids it made, so that a retried call appends nothing twice. A checkpoint blob is sent in
-    commands of at most ``checkpoint_chunk_bytes``; its staged chunks expire
-    ``checkpoint_staging_ttl_seconds`` after the last one written unless it is committed
-    (so the chunks of a writer that crashed are dropped by Redis).
+
+def _gone(model: str, generation: int, current: Any) -> GenerationGone:
+    text = _text(current)
+    return GenerationGone(model, generation, int(text) if text not in ("", "0") else None)
+
+
+class RedisModelStore:
+    """The model store on one Redis, or on a Redis Cluster (one slot per model, one for the rest).
+
+    ``blocking`` is the client for blocking reads (default: a second client like ``client``).
+    ``append_done_ttl_seconds`` is how long ``append_examples`` and ``append_event`` remember
+    the ids they appended, so that a retried call appends nothing twice. A checkpoint blob is
+    sent in commands of at most ``checkpoint_chunk_bytes``; its staged chunks expire
+    ``checkpoint_staging_ttl_seconds`` after the last one written unless it is committed (so the
+    chunks of a writer that crashed are dropped by Redis).
     """
 
     def __init__(
         self,
-        client: aioredis.Redis,
+        client: Client,
         *,
+        blocking: Client | None = None,
         append_done_ttl_seconds: float = 600.0,
         checkpoint_chunk_bytes: int = DEFAULT_CHECKPOINT_CHUNK_BYTES,
         checkpoint_staging_ttl_seconds: float = 300.0,
@@ -107,70 +155,206 @@ class RedisModelStore:
         if checkpoint_chunk_bytes < 1:
             raise ValueError(f"checkpoint_chunk_bytes must be at least 1, got {checkpoint_chunk_bytes}")
         self._redis = client
+        self._blocking = blocking or client
         self._append_done_ttl_ms = _ms(append_done_ttl_seconds, "append_done_ttl_seconds")
         self._chunk_bytes = checkpoint_chunk_bytes
         self._staging_ttl_ms = _ms(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
-        self._put_pending = client.register_script(PUT_PENDING)
-        self._label = client.register_script(LABEL)
-        self._append_examples = client.register_script(APPEND_EXAMPLES)
-        self._commit_checkpoint = client.register_script(COMMIT_CHECKPOINT)
+        register = client.register_script
+        self._put_pending = register(PUT_PENDING)
+        self._label = register(LABEL)
+        self._append_examples = register(APPEND_EXAMPLES)
+        self._append_event = register(APPEND_EVENT)
+        self._put_model = register(PUT_MODEL)
+        self._delete_model = register(DELETE_MODEL)
+        self._adopt_model = register(ADOPT_MODEL)
+        self._lease = register(LEASE)
+        self._stage_chunk_script = register(STAGE_CHUNK)
+        self._commit_checkpoint = register(COMMIT_CHECKPOINT)
+        self._delete_generation_script = register(DELETE_GENERATION)
 
     @classmethod
     def from_url(cls, url: str, settings: ConnectionSettings | None = None) -> RedisModelStore:
-        """A store on ``redis://``, ``rediss://`` or ``unix://`` ``url``; connects lazily."""
+        """A store on ``url`` (``redis://``, ``rediss://``, ``unix://``, ``redis+cluster://``);
+        connects lazily."""
         settings = settings or ConnectionSettings()
-        return cls(connect(url, settings), checkpoint_chunk_bytes=settings.checkpoint_chunk_bytes)
+        return cls(
+            connect(url, settings),
+            blocking=connect(url, settings, max_connections=BLOCKING_CONNECTIONS),
+            checkpoint_chunk_bytes=settings.checkpoint_chunk_bytes,
+        )
 
     async def ping(self) -> None:
         with translate_redis_errors("ping"):
             await self._redis.ping()
 
+    async def check_writable(self) -> None:
+        """Redis refuses writes when it is a read-only replica, when a persistence error stopped
+        writes (MISCONF), or when ``maxmemory`` is reached under ``noeviction``: a throw-away
+        ``SET`` with a 1 ms expiry tells, through the same errors a real write would get."""
+        with translate_redis_errors("a write probe"):
+            await self._redis.set(f"acog:{{acog}}:probe:{secrets.token_hex(4)}", b"1", px=1)
+
     async def close(self) -> None:
-        await self._redis.aclose()
+        for client in {id(self._redis): self._redis, id(self._blocking): self._blocking}.values():
+            await client.aclose()
 
-    # -- model configs ------------------------------------------------------------------
+    # -- identity and layout ---------------------------------------------------------------
 
-    async def next_generation(self, name: str) -> int:
-        validate_model_name(name)
-        with translate_redis_errors("next_generation"):
-            return int(await self._redis.hincrby(GENERATIONS, name, 1))
+    async def identity(self, create: bool) -> StoreIdentity | None:
+        with translate_redis_errors("identity"):
+            fields = cast(dict[bytes, bytes], await self._redis.hgetall(STORE_IDENTITY))
+            if not fields and create:
+                await self._redis.hsetnx(STORE_IDENTITY, "epoch", secrets.token_hex(8))
+                await self._redis.hsetnx(STORE_IDENTITY, "layout", str(LAYOUT))
+                fields = cast(dict[bytes, bytes], await self._redis.hgetall(STORE_IDENTITY))
+        if not fields:
+            return None
+        try:
+            return StoreIdentity(fields[b"epoch"].decode("ascii"), int(fields[b"layout"]))
+        except (KeyError, ValueError) as exc:
+            raise StoreError(f"malformed store identity {fields!r}") from exc
 
-    async def save_model(self, record: ModelRecord) -> None:
-        validate_model_name(record.name)
-        validate_generation(record.generation)
-        with translate_redis_errors("save_model"):
-            await self._redis.hset(MODELS, record.name, model_record_json(record))
+    async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
+        """Records of layout 1 (one ``acog:models`` hash) not migrated yet, with the last generation
+        issued for each name, sorted by name."""
+        with translate_redis_errors("legacy_models"):
+            raw = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_MODELS))
+            issued = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_GENERATIONS))
+        records = sorted((legacy_model_record(value) for value in raw.values()), key=lambda r: r.name)
+        return [(r, int(issued.get(r.name.encode(), r.generation))) for r in records]
+
+    async def adopt_model(self, record: ModelRecord, last_generation: int, seq: int) -> bool:
+        """Give a layout-1 model its own record and generation counter, its log's sequence counter
+        starting at ``seq`` (the entries it already holds, counted by replaying them). The
+        counter is written before the record, so no label is numbered from zero. False when
+        the model has a record already (another replica migrated it)."""
+        keys = ModelKeys(record.name)
+        gen = keys.generation(record.generation)
+        with translate_redis_errors("adopt_model"):
+            await self._redis.sadd(MODEL_NAMES, record.name)
+            written = await self._adopt_model(
+                keys=[keys.record, keys.generation_counter, gen.sequence],
+                args=[
+                    record.generation,
+                    config_json(record.config),
+                    format_float(record.created_at),
+                    last_generation,
+                    seq,
+                ],
+            )
+        return bool(int(written))
+
+    async def finish_layout_migration(self) -> None:
+        """Keep the layout-1 hashes under ``...:layout1`` (for an operator to inspect, then delete)."""
+        with translate_redis_errors("finish_layout_migration"):
+            for key in (LEGACY_MODELS, LEGACY_GENERATIONS):
+                if await self._redis.exists(key):
+                    await self._redis.rename(key, f"{key}:layout1")
+
+    # -- models ----------------------------------------------------------------------------
+
+    async def put_model(
+        self, name: str, config: dict[str, Any], created_at: float, expected_generation: int | None
+    ) -> ModelRecord:
+        keys = ModelKeys(name)
+        expected = "" if expected_generation is None else str(expected_generation)
+        with translate_redis_errors("put_model"):
+            await self._redis.sadd(MODEL_NAMES, name)  # before the record: a name without one is ignored
+            ok, generation = await self._put_model(
+                keys=[keys.record, keys.generation_counter],
+                args=[config_json(config), format_float(created_at), expected],
+            )
+            if not int(ok):
+                raise _gone(name, expected_generation or 0, generation)
+            record = ModelRecord(name, int(generation), config, created_at)
+            await self._announce("put", name, record.generation)
+        return record
+
+    async def load_model(self, name: str) -> ModelRecord | None:
+        keys = ModelKeys(name)
+        with translate_redis_errors("load_model"):
+            fields = cast(dict[bytes, bytes], await self._redis.hgetall(keys.record))
+        return model_record(name, fields) if fields else None
 
     async def load_models(self) -> list[ModelRecord]:
         with translate_redis_errors("load_models"):
-            raw = cast(dict[bytes, bytes], await self._redis.hgetall(MODELS))
-        return sorted((model_record(value) for value in raw.values()), key=lambda record: record.name)
+            names = sorted(n.decode() for n in cast(set[bytes], await self._redis.smembers(MODEL_NAMES)))
+        records = [await self.load_model(name) for name in names]
+        return [r for r in records if r is not None]
+
+    async def last_generation(self, name: str) -> int:
+        keys = ModelKeys(name)
+        with translate_redis_errors("last_generation"):
+            return int(await self._redis.get(keys.generation_counter) or 0)
+
+    async def delete_model(self, name: str) -> int | None:
+        keys = ModelKeys(name)
+        with translate_redis_errors("delete_model"):
+            deleted = int(await self._delete_model(keys=[keys.record]))
+            await self._redis.srem(MODEL_NAMES, name)
+            if deleted:
+                await self._announce("delete", name, deleted)
+            last = int(await self._redis.get(keys.generation_counter) or 0)
+        for generation in range(1, last + 1):
+            await self.delete_generation(name, generation)
+        return deleted or None
 
     async def delete_generation(self, name: str, generation: int) -> None:
+        keys = GenerationKeys(name, generation)
+        fixed = [k for k in keys.whole_generation() if k != keys.checkpoint_index]
         with translate_redis_errors("delete_generation"):
-            await self._delete_generation(GenerationKeys(name, generation))
+            index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
+            for _ in range(_COMMIT_ATTEMPTS):
+                chunk_keys = [keys.checkpoint_chunks(checkpoint_manifest(entry)[1]) for entry in index]
+                reply = await self._delete_generation_script(
+                    keys=[keys.checkpoint_index, *fixed, *chunk_keys], args=[len(fixed), *index]
+                )
+                if int(reply[0]) == 1:
+                    return
+                index = cast(list[bytes], reply[1])
+        raise StoreError(f"deleting generation {generation} of {name}: its checkpoints kept changing")
 
-    async def delete_model(self, name: str) -> None:
-        validate_model_name(name)
-        with translate_redis_errors("delete_model"):
-            await self._redis.hdel(MODELS, name)
-            last = int(await self._redis.hget(GENERATIONS, name) or 0)
-            for generation in range(1, last + 1):
-                await self._delete_generation(GenerationKeys(name, generation))
+    # -- the control stream ----------------------------------------------------------------
 
-    async def _delete_generation(self, keys: GenerationKeys) -> None:
-        """Drop the generation's keys and its committed checkpoints' chunk hashes in one transaction
-        (WATCH on the index: a checkpoint committed meanwhile makes it start again)."""
+    async def _announce(self, op: ControlOp, name: str, generation: int) -> None:
+        await self._redis.xadd(
+            CONTROL,
+            {"op": op, "model": name, "generation": generation},
+            maxlen=CONTROL_MAXLEN,
+            approximate=True,
+        )
 
-        async def drop(pipe: aioredis.client.Pipeline) -> None:
-            index = cast(list[bytes], await pipe.lrange(keys.checkpoint_index, 0, -1))
-            chunk_keys = [keys.checkpoint_chunks(checkpoint_manifest(entry)[1]) for entry in index]
-            pipe.multi()
-            pipe.unlink(*keys.whole_generation(), *chunk_keys)
+    async def control_position(self) -> str:
+        with translate_redis_errors("control_position"):
+            newest = await self._redis.xrevrange(CONTROL, count=1)
+        return _text(newest[0][0]) if newest else "0-0"
 
-        await self._redis.transaction(drop, keys.checkpoint_index)
+    async def follow_control(self, after: str, block_seconds: float) -> list[ControlEvent]:
+        with translate_redis_errors("follow_control"):
+            reply = await self._blocking.xread(
+                {CONTROL: _stream_id(after)}, count=1000, block=_ms(block_seconds, "block_seconds")
+            )
+        events = []
+        for _, entries in cast(_XRead, reply) or []:
+            for event_id, fields in entries:
+                op = _text(fields.get(b"op", b""))
+                if op not in ("put", "delete", "checkpoint"):
+                    continue  # an event of a newer version of the service: not for us
+                events.append(
+                    ControlEvent(
+                        _text(event_id),
+                        cast(ControlOp, op),
+                        _text(fields[b"model"]),
+                        int(fields[b"generation"]),
+                    )
+                )
+        return events
 
-    # -- pending predictions ------------------------------------------------------------
+    async def request_checkpoint(self, name: str, generation: int) -> None:
+        with translate_redis_errors("request_checkpoint"):
+            await self._announce("checkpoint", name, generation)
+
+    # -- pending predictions ---------------------------------------------------------------
 
     async def put_pending(
         self,
@@ -221,7 +405,7 @@ class RedisModelStore:
         with translate_redis_errors("sweep_expired"):
             return int(await self._redis.zremrangebyscore(keys.pending_index, "-inf", f"({int(now * 1000)}"))
 
-    # -- the label log ------------------------------------------------------------------
+    # -- the label log ---------------------------------------------------------------------
 
     async def label(
         self,
@@ -229,15 +413,14 @@ class RedisModelStore:
         generation: int,
         items: Sequence[tuple[str, int]],
         labelled_at: float,
-        applied_up_to: str,
         done_ttl_seconds: float,
         label_window_seconds: float,
-    ) -> LabelResult:
+    ) -> list[LabelOutcome]:
         keys = GenerationKeys(model, generation)
-        script_keys = [keys.log, keys.pending_index]
+        script_keys = [keys.log, keys.pending_index, keys.record, keys.sequence]
         args: list[str | int] = [
+            generation,
             format_float(labelled_at),
-            _stream_id(applied_up_to),
             _ms(done_ttl_seconds, "done_ttl_seconds"),
             _ms(label_window_seconds, "label_window_seconds"),
         ]
@@ -255,20 +438,25 @@ class RedisModelStore:
             script_keys += [keys.pending(pid.token), keys.done(pid.token)]
             args += [prediction_id, pid.token, pid.ms, y_text]
         with translate_redis_errors("label"):
-            raw_outcomes, raw_backlog = await self._label(keys=script_keys, args=args)
-        decided = iter(raw_outcomes)
+            reply = await self._label(keys=script_keys, args=args)
+        if not int(reply[0]):
+            raise _gone(model, generation, reply[1])
+        decided = iter(reply[1:])
         result = []
         for (prediction_id, _), outcome in zip(items, outcomes, strict=True):
             if outcome is None:
-                status, stream_id, predicted_at = (next(decided).decode("ascii") for _ in range(3))
+                status, sid, n, tp, tl, first = (_text(next(decided)) for _ in range(6))
                 outcome = LabelOutcome(
                     prediction_id,
                     cast(LabelStatus, status),  # the script answers only LabelStatus values
-                    stream_id or None,
-                    float(predicted_at) if predicted_at else None,
+                    sid or None,
+                    int(n) if n else None,
+                    float(tp) if tp else None,
+                    float(tl) if tl else None,
+                    int(first) if first else None,
                 )
             result.append(outcome)
-        return LabelResult(result, log_entries(raw_backlog))
+        return result
 
     async def append_examples(
         self,
@@ -276,15 +464,10 @@ class RedisModelStore:
         generation: int,
         items: Sequence[tuple[Example, int]],
         labelled_at: float,
-        applied_up_to: str,
     ) -> AppendResult:
         keys = GenerationKeys(model, generation)
-        script_keys = [keys.log]
-        args: list[bytes | str | int] = [
-            format_float(labelled_at),
-            _stream_id(applied_up_to),
-            self._append_done_ttl_ms,
-        ]
+        script_keys = [keys.log, keys.record, keys.sequence]
+        args: list[bytes | str | int] = [generation, format_float(labelled_at), self._append_done_ttl_ms]
         prediction_ids = []
         for example, y in items:
             prediction_id = make_prediction_id(model, generation, labelled_at)
@@ -292,8 +475,30 @@ class RedisModelStore:
             script_keys.append(keys.done(parse_prediction_id(prediction_id).token))
             args += [prediction_id, encode_example(example), format_label(y)]
         with translate_redis_errors("append_examples"):
-            raw_backlog = await self._append_examples(keys=script_keys, args=args)
-        return AppendResult(prediction_ids, log_entries(raw_backlog))
+            reply = await self._append_examples(keys=script_keys, args=args)
+        if not int(reply[0]):
+            raise _gone(model, generation, reply[1])
+        flat = [_text(v) for v in reply[1:]]
+        entries = [
+            Appended(flat[i], int(flat[i + 1]) if flat[i + 1] else None) for i in range(0, len(flat), 2)
+        ]
+        return AppendResult(prediction_ids, entries)
+
+    async def append_event(
+        self, model: str, generation: int, kind: str, body: bytes, request_id: str, at: float
+    ) -> tuple[Appended, bool]:
+        keys = GenerationKeys(model, generation)
+        if not kind or kind == "label" or not kind.isidentifier():
+            raise ValueError(f"an event kind is an identifier other than 'label', got {kind!r}")
+        with translate_redis_errors("append_event"):
+            reply = await self._append_event(
+                keys=[keys.log, keys.record, keys.sequence, keys.done(f"event:{request_id}")],
+                args=[generation, kind, body, format_float(at), self._append_done_ttl_ms],
+            )
+        if not int(reply[0]):
+            raise _gone(model, generation, reply[1])
+        n = _text(reply[2])
+        return Appended(_text(reply[1]), int(n) if n else None), bool(int(reply[3]))
 
     async def read_log(self, model: str, generation: int, after: str, count: int) -> list[LogEntry]:
         keys = GenerationKeys(model, generation)
@@ -302,29 +507,54 @@ class RedisModelStore:
         raw = cast(list[tuple[bytes, dict[bytes, bytes]]], reply)
         return [log_entry(stream_id, fields) for stream_id, fields in raw]
 
-    async def log_info(self, model: str, generation: int) -> LogInfo:
+    async def follow_log(
+        self, model: str, generation: int, after: str, count: int, block_seconds: float
+    ) -> list[LogEntry]:
         keys = GenerationKeys(model, generation)
-        with translate_redis_errors("log_info"):
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.xlen(keys.log)
-                pipe.xrange(keys.log, count=1)
-                pipe.xrevrange(keys.log, count=1)
-                length, first, last = await pipe.execute()
-        return LogInfo(
-            int(length),
-            first[0][0].decode("ascii") if first else None,
-            last[0][0].decode("ascii") if last else None,
-        )
+        with translate_redis_errors("follow_log"):
+            reply = await self._blocking.xread(
+                {keys.log: _stream_id(after)}, count=count, block=_ms(block_seconds, "block_seconds")
+            )
+        return [
+            log_entry(stream_id, fields)
+            for _, entries in cast(_XRead, reply) or []
+            for stream_id, fields in entries
+        ]
 
-    # -- checkpoints --------------------------------------------------------------------
+    async def log_sequence(self, model: str, generation: int) -> int:
+        keys = GenerationKeys(model, generation)
+        with translate_redis_errors("log_sequence"):
+            return int(await self._redis.get(keys.sequence) or 0)
+
+    # -- checkpoints -----------------------------------------------------------------------
+
+    async def lease(self, model: str, generation: int, holder: str, ttl_seconds: float) -> str:
+        keys = GenerationKeys(model, generation)
+        with translate_redis_errors("lease"):
+            now = await self._lease(
+                keys=[keys.writer_lease], args=[holder, _ms(ttl_seconds, "ttl"), "acquire"]
+            )
+        return _text(now)
+
+    async def release_lease(self, model: str, generation: int, holder: str) -> None:
+        keys = GenerationKeys(model, generation)
+        with translate_redis_errors("release_lease"):
+            await self._lease(keys=[keys.writer_lease], args=[holder, 1, "release"])
 
     async def write_checkpoint(
-        self, model: str, generation: int, blob: bytes, applied_id: str, keep: int
+        self,
+        model: str,
+        generation: int,
+        blob: bytes,
+        applied_id: str,
+        seq: int,
+        written_at: float,
+        keep: int,
+        holder: str,
     ) -> bool:
         """Stage ``blob`` in chunks, then commit it (see the module docstring and COMMIT_CHECKPOINT).
 
-        The commit is refused up front, before any chunk is sent, when it would be anyway
-        (an equal or newer checkpoint is stored, or ``applied_id`` is past the log's end).
+        The commit is refused up front, before any chunk is sent, when it would be anyway.
         """
         keys = GenerationKeys(model, generation)
         if keep < 1:
@@ -335,19 +565,22 @@ class RedisModelStore:
         view = memoryview(blob).cast("B")
         starts = range(0, len(view), self._chunk_bytes)
 
-        async def commit(index: list[bytes], staged: str) -> tuple[int, bytes | list[bytes]]:
+        async def commit(index: list[bytes], staged: str) -> tuple[int, Any]:
             """COMMIT_CHECKPOINT of the ``staged`` token ('' only checks), given the index last read."""
             dropped = [keys.checkpoint_chunks(checkpoint_manifest(entry)[1]) for entry in index[keep - 1 :]]
             written, detail = await self._commit_checkpoint(
-                keys=[
-                    keys.checkpoint_index,
-                    keys.log,
-                    keys.legacy_checkpoints,
-                    keys.legacy_checkpoint_ids,
-                    chunk_key,
-                    *dropped,
+                keys=[keys.checkpoint_index, keys.log, keys.writer_lease, chunk_key, *dropped],
+                args=[
+                    applied_id,
+                    seq,
+                    keep,
+                    staged,
+                    len(starts),
+                    len(view),
+                    holder,
+                    round(written_at * 1000),
+                    *index,
                 ],
-                args=[applied_id, keep, staged, len(starts), len(view), *index],
             )
             return int(written), detail
 
@@ -356,7 +589,10 @@ class RedisModelStore:
             if written == 2:
                 try:
                     for number, start in enumerate(starts):
-                        await self._stage_chunk(chunk_key, number, view[start : start + self._chunk_bytes])
+                        await self._stage_chunk_script(
+                            keys=[chunk_key],
+                            args=[number, view[start : start + self._chunk_bytes], self._staging_ttl_ms],
+                        )
                     for _ in range(_COMMIT_ATTEMPTS):
                         written, detail = await commit(cast(list[bytes], detail), token)
                         if written != 2:
@@ -370,24 +606,20 @@ class RedisModelStore:
                         f"checkpoint of {model} generation {generation}: the checkpoint index kept "
                         f"changing under {_COMMIT_ATTEMPTS} commits (other writers); nothing was written"
                     )
+        where = f"checkpoint of {model} generation {generation} at entry {seq} ({applied_id})"
         if written == -1:
-            raise StoreError(
-                f"checkpoint of {model} generation {generation} claims events up to {applied_id}, "
-                f"but its log ends at {cast(bytes, detail).decode('ascii')}; nothing was written"
-            )
+            raise StoreError(f"{where}: the log ends at {_text(detail)}; nothing was written")
         if written == -2:
+            raise StoreError(f"{where}: its staged chunks expired before the commit; nothing was written")
+        if written == -3:
+            raise StoreError(f"{where}: the writer lease is held by {_text(detail)!r}, not {holder!r}")
+        if written == -4:
+            found = _text(detail)
             raise StoreError(
-                f"checkpoint of {model} generation {generation} at {applied_id}: its staged chunks "
-                "expired before the commit; nothing was written"
+                f"{where}: the log entry there is {'missing' if not found else f'entry {found}'}, so the "
+                "state is not the log prefix it claims; nothing was written"
             )
         return written == 1
-
-    async def _stage_chunk(self, chunk_key: str, number: int, chunk: memoryview) -> None:
-        """One command: store chunk ``number`` and (re)start the staging TTL of the chunk hash."""
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(chunk_key, str(number), chunk)  # redis-py sends a memoryview as is
-            pipe.pexpire(chunk_key, self._staging_ttl_ms)
-            await pipe.execute()
 
     async def _drop_staged(self, chunk_key: str) -> None:
         """Delete staged chunks that will not be committed, if Redis answers (they expire anyway)."""
@@ -396,6 +628,12 @@ class RedisModelStore:
                 await self._redis.unlink(chunk_key)
         except Exception as exc:  # cleanup only: the error that got us here is what matters
             log.warning("could not drop the staged checkpoint chunks %s (they expire): %s", chunk_key, exc)
+
+    async def checkpoint_index(self, model: str, generation: int) -> list[Manifest]:
+        keys = GenerationKeys(model, generation)
+        with translate_redis_errors("checkpoint_index"):
+            index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
+        return [Manifest(applied, seq, at) for applied, _, _, _, seq, at in map(checkpoint_manifest, index)]
 
     async def iter_checkpoints(self, model: str, generation: int) -> AsyncIterator[Checkpoint]:
         """Retained checkpoints, newest first, each blob fetched (chunk by chunk) only when reached.
@@ -406,17 +644,15 @@ class RedisModelStore:
         """
         keys = GenerationKeys(model, generation)
         with translate_redis_errors("load_checkpoints"):
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.lrange(keys.checkpoint_index, 0, -1)
-                pipe.lrange(keys.legacy_checkpoint_ids, 0, -1)
-                index, legacy_ids = await pipe.execute()
+            index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
         for entry in index:
-            applied_id, token, chunks, size = checkpoint_manifest(entry)
+            applied_id, token, chunks, size, seq, _ = checkpoint_manifest(entry)
             parts: list[bytes] = []
             for number in range(chunks):
                 with translate_redis_errors("load_checkpoints"):
-                    reply = await self._redis.hget(keys.checkpoint_chunks(token), str(number))
-                chunk = cast(bytes | None, reply)
+                    chunk = cast(
+                        bytes | None, await self._redis.hget(keys.checkpoint_chunks(token), str(number))
+                    )
                 if chunk is None:
                     break
                 parts.append(chunk)
@@ -433,11 +669,7 @@ class RedisModelStore:
                     size,
                 )
                 blob = b""
-            yield Checkpoint(applied_id, blob)
-        for position, raw_id in enumerate(legacy_ids):  # written before chunks; gone at the next commit
-            with translate_redis_errors("load_checkpoints"):
-                legacy = cast(bytes | None, await self._redis.lindex(keys.legacy_checkpoints, position))
-            yield Checkpoint(raw_id.decode("ascii"), legacy or b"")
+            yield Checkpoint(applied_id, seq, blob)
 
     async def load_checkpoints(self, model: str, generation: int) -> list[Checkpoint]:
         return [checkpoint async for checkpoint in self.iter_checkpoints(model, generation)]

@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     checkpoint_every_events: int = Field(1000, ge=1)
     checkpoint_every_seconds: float = Field(30.0, gt=0)
     checkpoints_kept: int = Field(3, ge=1)
+    checkpoint_lease_seconds: float = Field(10.0, ge=1, le=3600)
+    """How long a replica holds a model's checkpoint-writer lease unless it renews it (every third
+    of this). When the holder dies, another replica takes over at most this long after."""
     predict_when_store_down: bool = True
     """Keep answering /predict from memory while Redis is down (replies say ``stored: false``)."""
     fault_checkpoint_delay_seconds: float = Field(0.0, ge=0, le=60)

@@ -14,8 +14,6 @@ Two kinds of series:
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 UPDATE_BUCKETS = (1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 5e-3, 0.025, 0.1, 1.0)
+LAG_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 DELAY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)
 
 
@@ -77,6 +76,32 @@ class Telemetry(Observer):
             buckets=DELAY_BUCKETS,
             registry=registry,
         )
+        self.follower_lag = Histogram(
+            "acog_follower_lag_seconds",
+            "Time from a label's acknowledgement (by any replica) to its application on this replica.",
+            ["model"],
+            buckets=LAG_BUCKETS,
+            registry=registry,
+        )
+        self.predictions_refused_total = Counter(
+            "acog_predictions_refused",
+            "Prediction requests refused (invalid features, limits), by reason.",
+            ["model", "reason"],
+            registry=registry,
+        )
+        self.resyncs = Counter(
+            "acog_log_resyncs",
+            "Gaps found in a model's log by this replica, each closed by reloading a checkpoint.",
+            ["model"],
+            registry=registry,
+        )
+        self.checkpoint_duration = Histogram(
+            "acog_checkpoint_write_seconds",
+            "Time to send and commit a checkpoint (on the replica holding the writer lease).",
+            ["model"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
 
     def watch(self, engine: Engine) -> None:
         self.registry.register(ModelStateCollector(engine))
@@ -90,6 +115,8 @@ class Telemetry(Observer):
         self.expired_total.labels(model)
         self.update_duration.labels(model)
         self.label_delay.labels(model)
+        self.follower_lag.labels(model)
+        self.resyncs.labels(model)
 
     def model_removed(self, model: str) -> None:
         for metric in (
@@ -99,6 +126,10 @@ class Telemetry(Observer):
             self.request_duration,
             self.update_duration,
             self.label_delay,
+            self.follower_lag,
+            self.predictions_refused_total,
+            self.resyncs,
+            self.checkpoint_duration,
         ):
             for labels in [key for key in metric._metrics if key[0] == model]:
                 metric.remove(*labels)
@@ -109,9 +140,19 @@ class Telemetry(Observer):
         if normals:
             self.predictions_total.labels(model, "normal").inc(normals)
 
-    def applied(self, model: str, applied: Applied) -> None:
+    def applied(self, model: str, applied: Applied, lag: float) -> None:
         self.update_duration.labels(model).observe(applied.update_seconds)
         self.label_delay.labels(model).observe(applied.delay)
+        self.follower_lag.labels(model).observe(lag)
+
+    def predictions_refused(self, model: str, reason: str, count: int = 1) -> None:
+        self.predictions_refused_total.labels(model, reason).inc(count)
+
+    def resynced(self, model: str) -> None:
+        self.resyncs.labels(model).inc()
+
+    def checkpointed(self, model: str, seconds: float, nbytes: int) -> None:
+        self.checkpoint_duration.labels(model).observe(seconds)
 
     def rejected(self, model: str, reason: str, count: int = 1) -> None:
         self.rejected_total.labels(model, reason).inc(count)
@@ -151,30 +192,34 @@ class ModelStateCollector(Collector):
         w_cost = gauge("acog_window_weighted_cost", "Weighted cost over the last N labels.", ("window",))
         w_sens = gauge("acog_window_sensitivity", "Sensitivity over the last N labels.", ("window",))
         w_spec = gauge("acog_window_specificity", "Specificity over the last N labels.", ("window",))
-        now = time.time()
-        for name, rt in list(self.engine.runtimes.items()):
-            m, c = rt.measures, rt.measures.counts
-            labels.add_metric([name, "positive"], c.t_p)
-            labels.add_metric([name, "negative"], c.t_n)
-            mistakes.add_metric([name, "positive"], c.m_p)
-            mistakes.add_metric([name, "negative"], c.m_n)
-            updates.add_metric([name], rt.updates)
+        writer = gauge(
+            "acog_checkpoint_writer", "1 on the replica holding the model's checkpoint-writer lease."
+        )
+        for view in self.engine.views():
+            name, m, w = view.name, view.measures, view.window
+            if m is None or w is None:
+                continue
+            labels.add_metric([name, "positive"], m.t_p)
+            labels.add_metric([name, "negative"], m.t_n)
+            mistakes.add_metric([name, "positive"], m.m_p)
+            mistakes.add_metric([name, "negative"], m.m_n)
+            updates.add_metric([name], view.updates)
             weighted_sum.add_metric([name], m.weighted_sum)
             weighted_cost.add_metric([name], m.weighted_cost)
             sensitivity.add_metric([name], m.sensitivity)
             specificity.add_metric([name], m.specificity)
-            rho.add_metric([name], rt.learner.rho)
-            rho_estimate.add_metric([name], m.rho_estimate)
-            version.add_metric([name], rt.version)
-            pending.add_metric([name], self.engine.pending_counts.get(name, 0))
-            since = rt.checkpointed_at if rt.checkpointed_at is not None else rt.created_at
-            age.add_metric([name], max(0.0, now - since))
-            eta.add_metric([name], _eta(rt.learner))
-            size = str(rt.window.size)
-            w_sum.add_metric([name, size], rt.window.weighted_sum)
-            w_cost.add_metric([name, size], rt.window.weighted_cost)
-            w_sens.add_metric([name, size], rt.window.sensitivity)
-            w_spec.add_metric([name, size], rt.window.specificity)
+            rho.add_metric([name], view.rho)
+            rho_estimate.add_metric([name], view.rho_estimate)
+            version.add_metric([name], view.version)
+            pending.add_metric([name], view.pending_predictions or 0)
+            age.add_metric([name], view.checkpoint_age_seconds)
+            eta.add_metric([name], view.eta)
+            writer.add_metric([name], 1.0 if view.checkpoint_writer else 0.0)
+            size = str(view.window_size)
+            w_sum.add_metric([name, size], w.weighted_sum)
+            w_cost.add_metric([name, size], w.weighted_cost)
+            w_sens.add_metric([name, size], w.sensitivity)
+            w_spec.add_metric([name, size], w.specificity)
         yield from (
             labels,
             mistakes,
@@ -193,13 +238,5 @@ class ModelStateCollector(Collector):
             w_cost,
             w_sens,
             w_spec,
+            writer,
         )
-
-
-def _eta(learner: object) -> float:
-    selected = getattr(learner, "eta", None)
-    if isinstance(selected, float):
-        return selected
-    params = getattr(learner, "params", {})
-    value = params.get("eta") if isinstance(params, dict) else None
-    return float(value) if isinstance(value, int | float) else math.nan

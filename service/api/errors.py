@@ -18,69 +18,49 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from model_store import StoreError, StoreUnavailable
 
-from ..engine import (
-    EngineError,
-    InvalidRequest,
-    LimitExceeded,
-    ModelGone,
-    ModelUnavailable,
-    UnknownModel,
-    UnknownPrediction,
-)
-
-
-def status_of(error: EngineError) -> int:
-    if isinstance(error, LimitExceeded):
-        return error.status
-    if isinstance(error, UnknownModel | UnknownPrediction):
-        return 404
-    if isinstance(error, ModelGone):
-        return 410
-    if isinstance(error, ModelUnavailable):
-        return 503
-    if isinstance(error, InvalidRequest):
-        return 422
-    return 400
-
-
-KINDS: dict[type[EngineError], str] = {
-    UnknownModel: "unknown_model",
-    ModelGone: "model_gone",
-    ModelUnavailable: "model_unavailable",
-    InvalidRequest: "invalid",
-    LimitExceeded: "limit_exceeded",
-}
-
-
-def kind_of(error: EngineError) -> str:
-    """The ``type`` of the error detail: the reason for unknown ids (``expired``/``unknown``)."""
-    reason = getattr(error, "reason", None)
-    return str(reason) if reason else KINDS.get(type(error), "error")
+from ..engine import EngineError
 
 
 def detail(field: str, message: str, kind: str, where: str = "body") -> dict[str, Any]:
     return {"detail": [{"loc": [where, *field.split(".")], "msg": message, "type": kind}]}
 
 
+def _retry_headers(seconds: float | None) -> dict[str, str] | None:
+    return None if seconds is None else {"Retry-After": str(max(1, round(seconds)))}
+
+
 def engine_error_response(error: EngineError, where: str = "body") -> JSONResponse:
+    """An engine refusal: its status, kind and retry advice are the error's own (see
+    :mod:`service.engine.errors`)."""
     return JSONResponse(
-        detail(error.field, error.problem, kind_of(error), where), status_code=status_of(error)
+        detail(error.field, error.problem, error.kind, where),
+        status_code=error.status,
+        headers=_retry_headers(error.retry_after),
     )
 
 
-def store_unavailable_response(error: StoreError) -> JSONResponse:
-    """503 with ``Retry-After``: the store could not do it now, nothing was applied; retry.
+def store_error_reply(error: StoreError) -> tuple[str, str, float]:
+    """The kind, message and ``Retry-After`` of a store failure, for REST and the WebSocket alike.
 
-    Any other :class:`StoreError` (Redis refused a script: a write refused on a full disk is
-    reported by Redis inside a script error, say) is answered the same way: every store
-    write is one atomic, idempotent script, so nothing was half-done and a retry is safe.
+    A 503 for a store failure means: the outcome is unknown. The store may or may not have done
+    what was asked (a label may have been appended before the connection broke, say), and every
+    store write is one atomic, idempotent script, so retrying the same request is safe: a label
+    retried with the same prediction id and value answers the first one's outcome.
     """
     kind = "store_unavailable" if isinstance(error, StoreUnavailable) else "store_error"
     retry_after = error.retry_after if isinstance(error, StoreUnavailable) else 1.0
+    message = (
+        f"the model store is unavailable ({error}); the outcome is unknown: retry the same request, "
+        "which is safe"
+    )
+    return kind, message, retry_after
+
+
+def store_unavailable_response(error: StoreError) -> JSONResponse:
+    """503 with ``Retry-After`` (see :func:`store_error_reply`)."""
+    kind, message, retry_after = store_error_reply(error)
     return JSONResponse(
-        detail("store", f"the model store is unavailable ({error}); retry later", kind, "server"),
-        status_code=503,
-        headers={"Retry-After": str(max(1, round(retry_after)))},
+        detail("store", message, kind, "server"), status_code=503, headers=_retry_headers(retry_after)
     )
 
 

@@ -12,7 +12,6 @@ from fastapi import APIRouter, Depends, Request
 from ..engine import Engine, FeedbackResult
 from .auth import require_key
 from .dependencies import EngineDep, tag_model
-from .errors import status_of
 from .schemas import FeedbackBatchOut, FeedbackOut, FeedbackRequest, features_payload
 
 router = APIRouter(tags=["labels"], dependencies=[Depends(require_key)])
@@ -27,7 +26,7 @@ def _out(result: FeedbackResult) -> FeedbackOut:
         updated=result.updated,
         model_version=result.model_version,
         delay_seconds=result.delay_seconds,
-        status=200 if result.error is None else status_of(result.error),
+        status=200 if result.error is None else result.error.status,
         error=None if result.error is None else str(result.error),
     )
 
@@ -37,16 +36,21 @@ def _out(result: FeedbackResult) -> FeedbackOut:
     response_model=FeedbackOut | FeedbackBatchOut,
     responses={
         404: {"description": "unknown or expired prediction id (the reason is given)"},
+        409: {"description": "the prediction id was labelled before with another value (label_conflict)"},
         410: {"description": "the prediction's model was replaced or deleted"},
         413: {"description": "batch or body too large"},
         422: {"description": "invalid label or features (nothing was applied)"},
-        503: {"description": "store unavailable: nothing was applied, retry (Retry-After)"},
+        503: {
+            "description": "store or model unavailable: the outcome is unknown; retry the same request "
+            "after Retry-After (a label retried with the same id and value answers the first outcome)"
+        },
     },
 )
 async def feedback(
     body: FeedbackRequest, request: Request, engine: EngineDep
 ) -> FeedbackOut | FeedbackBatchOut:
-    """Apply labels. A repeated prediction id counts once (``duplicate: true``)."""
+    """Apply labels. A prediction id counts once: a retry with the same value answers the first
+    outcome again (``duplicate: true``); another value is a 409 ``label_conflict``."""
     if body.items is None:
         tag_model(request, body.model or (body.prediction_id or "").split(":", 1)[0])
     else:

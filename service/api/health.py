@@ -32,7 +32,7 @@ async def readyz(engine: EngineDep, settings: SettingsDep) -> Health | JSONRespo
         return JSONResponse(
             Health(status="starting", detail="models are loading", auth=auth).model_dump(), status_code=503
         )
-    return Health(status="ready", auth=auth, models=len(engine.runtimes))
+    return Health(status="ready", auth=auth, models=len(engine.views()))
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})

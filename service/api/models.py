@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
-from ..engine import Engine, UnknownModel
+from ..engine import Engine
 from ..model_config import ModelConfig
 from .auth import require_admin, require_key
 from .dependencies import EngineDep, tag_model
@@ -17,34 +17,29 @@ Name = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A
 
 
 def describe(engine: Engine, name: str) -> ModelInfo:
-    runtime = engine.runtimes.get(name)
-    if runtime is None:
-        if name in engine.failed:
-            return ModelInfo(
-                name=name,
-                generation=0,
-                status="failed",
-                failure=engine.failed[name],
-                config={},
-                rho_mode="",
-                created_at=0.0,
-            )
-        raise UnknownModel("name", f"no model named {name!r}")
-    config = runtime.config
-    shown = config.model_dump(mode="json")
-    shown["algorithm"] = config.resolved_algorithm(engine.settings.memory_budget_bytes)
-    writer = engine.writers.get(name)
-    failure = writer.failure if writer is not None else None
+    view = engine.view(name, detail=True)
+    if view.config is None:
+        return ModelInfo(
+            name=name,
+            generation=view.generation,
+            status="failed",
+            failure=view.failure,
+            config={},
+            rho_mode="",
+            created_at=view.created_at,
+        )
+    shown = view.config.model_dump(mode="json")
+    shown["algorithm"] = view.config.resolved_algorithm(engine.settings.memory_budget_bytes)
     return ModelInfo(
         name=name,
-        generation=runtime.generation,
-        status="failed" if failure else "serving",
-        failure=failure,
+        generation=view.generation,
+        status=view.status,
+        failure=view.failure,
         config=shown,
-        rho_mode=config.rho_description,
-        created_at=runtime.created_at,
-        pending_predictions=engine.pending_counts.get(name),
-        state=runtime.describe(),
+        rho_mode=view.config.rho_description,
+        created_at=view.created_at,
+        pending_predictions=view.pending_predictions,
+        state=view.state,
     )
 
 
@@ -54,17 +49,31 @@ def describe(engine: Engine, name: str) -> ModelInfo:
     status_code=201,
     dependencies=[Depends(require_admin)],
     responses={
-        200: {"description": "replaced: a new generation, learning from scratch"},
+        200: {"description": "unchanged (the same configuration: a no-op), or replaced (with replace=true)"},
+        409: {"description": "the model exists with another configuration and replace is not true"},
         422: {"description": "invalid configuration (the field and the problem are named)"},
     },
 )
 async def put_model(
-    name: Name, config: ModelConfig, request: Request, response: Response, engine: EngineDep
+    name: Name,
+    config: ModelConfig,
+    request: Request,
+    response: Response,
+    engine: EngineDep,
+    replace: Annotated[
+        bool,
+        Query(
+            description="start a new generation (learning from scratch) when the model exists with "
+            "another configuration; without it, that is a 409 and nothing changes"
+        ),
+    ] = False,
 ) -> ModelInfo:
-    """Create a model, or replace it with a new generation (its labels and state start afresh)."""
+    """Create a model. Repeating the same PUT changes nothing (200 with the current model, its
+    generation and version kept); another configuration for an existing model needs
+    ``replace=true`` and starts a new generation whose labels and state start afresh."""
     tag_model(request, name)
-    _, replaced = await engine.put_model(name, config)
-    if replaced:
+    outcome = await engine.put_model(name, config, replace=replace)
+    if outcome != "created":
         response.status_code = 200
     return describe(engine, name)
 
@@ -72,21 +81,19 @@ async def put_model(
 @router.get("", response_model=ModelList, dependencies=[Depends(require_key)])
 async def list_models(engine: EngineDep) -> ModelList:
     budget = engine.settings.memory_budget_bytes
-    out = [
-        ModelSummary(
-            name=name,
-            generation=rt.generation,
-            algorithm=rt.config.resolved_algorithm(budget),  # as in the model's config, not "auto:acog"
-            version=rt.version,
-            status="serving",
-        )
-        for name, rt in sorted(engine.runtimes.items())
-    ]
-    out += [
-        ModelSummary(name=name, generation=0, algorithm=None, version=None, status="failed")
-        for name in sorted(engine.failed)
-    ]
-    return ModelList(models=out)
+    return ModelList(
+        models=[
+            ModelSummary(
+                name=view.name,
+                generation=view.generation,
+                # as in the model's config, not "auto:acog"
+                algorithm=None if view.config is None else view.config.resolved_algorithm(budget),
+                version=None if view.config is None else view.version,
+                status=view.status,
+            )
+            for view in engine.views()
+        ]
+    )
 
 
 @router.get("/{name}", response_model=ModelInfo, dependencies=[Depends(require_key)])
@@ -107,5 +114,5 @@ async def delete_model(name: Name, request: Request, engine: EngineDep) -> Respo
 async def checkpoint(name: Name, request: Request, engine: EngineDep) -> CheckpointOut:
     """Write a checkpoint now (it also happens every N labels, every T seconds and at shutdown)."""
     tag_model(request, name)
-    written = await engine.checkpoint(name)
-    return CheckpointOut(written=written, version=engine.runtime(name).version)
+    written, version = await engine.checkpoint(name)
+    return CheckpointOut(written=written, version=version)

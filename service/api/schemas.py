@@ -137,10 +137,21 @@ class FeedbackRequest(BaseModel):
 class FeedbackOut(BaseModel):
     prediction_id: str
     model: str | None
-    applied: bool = Field(description="the label was appended to the log and learned")
-    duplicate: bool = Field(description="this prediction id was labelled before: counted once")
-    updated: bool = Field(description="the learner's weights moved")
-    model_version: int | None
+    applied: bool = Field(
+        description="the label is in the model's log and learned (by this request, or, for a retry, "
+        "by the first one)"
+    )
+    duplicate: bool = Field(
+        description="this prediction id was labelled before with the same value: counted once, and "
+        "this reply repeats the first one's outcome"
+    )
+    updated: bool | None = Field(
+        description="the learner's weights moved (null: a retry whose first outcome this replica "
+        "no longer remembers)"
+    )
+    model_version: int | None = Field(
+        description="the model version that includes this label (its position in the model's log)"
+    )
     delay_seconds: float | None = Field(description="label time minus prediction time")
     status: int = Field(200, description="HTTP status this item would have alone")
     error: str | None = None
@@ -150,12 +161,15 @@ class FeedbackBatchOut(BaseModel):
     results: list[FeedbackOut]
 
 
+ModelStatus = Literal["serving", "recovering", "failed", "stopped"]
+
+
 class ModelSummary(BaseModel):
     name: str
     generation: int
     algorithm: str | None
     version: int | None
-    status: Literal["serving", "failed"]
+    status: ModelStatus
 
 
 class ModelList(BaseModel):
@@ -165,7 +179,7 @@ class ModelList(BaseModel):
 class ModelInfo(BaseModel):
     name: str
     generation: int
-    status: Literal["serving", "failed"]
+    status: ModelStatus
     failure: str | None = None
     config: dict[str, Any]
     rho_mode: str

@@ -30,12 +30,12 @@ from typing import Any
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
-from model_store import StoreError, StoreUnavailable
+from model_store import StoreError
 
 from ..engine import Engine, EngineError
 from ..settings import Settings
 from .auth import is_open, key_allowed
-from .errors import json_safe, kind_of, status_of
+from .errors import json_safe, store_error_reply
 from .feedback import answer_feedback
 from .predict import answer_predict
 from .schemas import FeedbackRequest, PredictRequest
@@ -44,12 +44,15 @@ router = APIRouter(tags=["stream"])
 Reply = dict[str, Any]
 
 
-def _error(status: int, field: str, message: str, kind: str) -> Reply:
-    return {
+def _error(status: int, field: str, message: str, kind: str, retry_after: float | None = None) -> Reply:
+    reply: Reply = {
         "ok": False,
         "status": status,
         "detail": [{"loc": [*field.split(".")], "msg": message, "type": kind}],
     }
+    if retry_after is not None:
+        reply["retry_after"] = max(1, round(retry_after))
+    return reply
 
 
 async def handle(engine: Engine, message: Any) -> Reply:
@@ -71,10 +74,10 @@ async def handle(engine: Engine, message: Any) -> Reply:
         detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         return {"ok": False, "status": 422, "detail": detail}
     except EngineError as exc:
-        return _error(status_of(exc), exc.field, exc.problem, kind_of(exc))
-    except StoreError as exc:  # StoreUnavailable, or a write Redis refused: nothing applied, retry
-        kind = "store_unavailable" if isinstance(exc, StoreUnavailable) else "store_error"
-        return _error(503, "store", f"the model store is unavailable ({exc}); retry later", kind)
+        return _error(exc.status, exc.field, exc.problem, exc.kind, exc.retry_after)
+    except StoreError as exc:  # the outcome is unknown; retrying the same message is safe
+        kind, problem, retry_after = store_error_reply(exc)
+        return _error(503, "store", problem, kind, retry_after)
     return {"ok": True, "status": 200, "result": result.model_dump()}
 
 

@@ -1,16 +1,21 @@
-"""The engine: one runtime per model, updates ordered by the label log (see engine.py)."""
+"""The engine: this process's replica of every model, updates ordered by each model's label log."""
 
-from .engine import Engine, FeedbackResult, Observer, Prediction
+from .engine import Engine, FeedbackResult, Prediction, PutOutcome
 from .errors import (
     EngineError,
     InvalidRequest,
+    LabelConflict,
     LimitExceeded,
+    ModelConflict,
     ModelGone,
     ModelUnavailable,
+    StoreLost,
     UnknownModel,
     UnknownPrediction,
 )
+from .observer import Observer
 from .runtime import Applied, ModelRuntime
+from .view import MeasuresView, ModelView
 
 __all__ = [
     "Applied",
@@ -18,12 +23,18 @@ __all__ = [
     "EngineError",
     "FeedbackResult",
     "InvalidRequest",
+    "LabelConflict",
     "LimitExceeded",
+    "MeasuresView",
+    "ModelConflict",
     "ModelGone",
     "ModelRuntime",
     "ModelUnavailable",
+    "ModelView",
     "Observer",
     "Prediction",
+    "PutOutcome",
+    "StoreLost",
     "UnknownModel",
     "UnknownPrediction",
 ]

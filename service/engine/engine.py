@@ -1,13 +1,18 @@
-"""The engine: named models over one store, in the order design.md describes.
+"""The engine: this process's replicas of every model, over one store, in the order design.md describes.
 
 - ``predict``: parse and normalise, score ``mu . x`` now, keep the pending prediction
   (vector, predicted label, time) in the store under a new prediction id, answer.
-- ``feedback``: hand the label to the model's writer, which appends a self-contained event
-  to the model's label log and applies the log in stream order before answering.
-- start-up: for each model, load the newest checkpoint that decodes (falling back to older
-  ones), replay the log after it, then serve.
-- maintenance: count and sweep pending predictions, and checkpoint models whose last
-  checkpoint is older than ``checkpoint_every_seconds``.
+- ``feedback``: append the label to the model's log (the store checks the generation is
+  current and numbers the entry), wait until this replica's follower has applied it, answer.
+- start-up: recover every model (checkpoint, then the log after it), then follow.
+- life cycle: create, replace and delete go through the store, which announces them on the
+  control stream; every replica follows that stream (and reconciles with the model records now
+  and then), so a change made on one replica reaches all of them within a second.
+- maintenance: count and sweep pending predictions; check that the store is still the one the
+  engine started on (a Redis that lost its data is refused, not served into).
+
+Each model is one :class:`~service.engine.replica.ModelReplica`; the API and the telemetry read
+them through :class:`~service.engine.view.ModelView`.
 """
 
 from __future__ import annotations
@@ -16,16 +21,20 @@ import asyncio
 import contextlib
 import logging
 import math
+import os
+import secrets
+import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from model_store import (
-    CodecError,
+    ControlEvent,
     Example,
+    GenerationGone,
     InvalidModelName,
     ModelRecord,
     ModelStore,
@@ -33,6 +42,7 @@ from model_store import (
     PendingPrediction,
     PredictionIdError,
     StoreError,
+    StoreIdentity,
     StoreUnavailable,
     make_prediction_id,
     parse_prediction_id,
@@ -43,49 +53,30 @@ from ..features import FeatureError
 from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
 from ..settings import Settings
-from .checkpoint import CheckpointMismatch, Snapshot
 from .errors import (
     EngineError,
     InvalidRequest,
+    LabelConflict,
     LimitExceeded,
+    ModelConflict,
     ModelGone,
     ModelUnavailable,
+    StoreLost,
     UnknownModel,
     UnknownPrediction,
 )
-from .pending import PendingWriter
-from .runtime import Applied, ModelRuntime
-from .writer import LabelWriter, WriterSettings
+from .observer import Observer
+from .replica import LabelAnswer, ModelReplica, ReplicaSettings, Status
+from .runtime import Applied
+from .view import FailedModel, ModelView
 
 log = logging.getLogger("acog.engine")
-REPLAY_BATCH = 1000
-REJECTION_REASONS: dict[type[EngineError], str] = {
-    ModelGone: "model_gone",
-    ModelUnavailable: "model_unavailable",
-}
 
+RECONCILE_SECONDS = 30.0
+"""How often every replica compares its models with the stored records (a safety net under the
+control stream)."""
 
-class Observer:
-    """What the engine reports as it works; these no-ops are the default, and the telemetry
-    (:class:`service.telemetry.Telemetry`) overrides them."""
-
-    def model_added(self, model: str) -> None:
-        """A model started serving."""
-
-    def model_removed(self, model: str) -> None:
-        """A model was deleted."""
-
-    def predictions(self, model: str, anomalies: int, normals: int) -> None:
-        """Predictions were answered."""
-
-    def applied(self, model: str, applied: Applied) -> None:
-        """A logged label was learned."""
-
-    def rejected(self, model: str, reason: str, count: int = 1) -> None:
-        """Labels were not applied (duplicate, unknown, expired, gone, invalid)."""
-
-    def expired(self, model: str, count: int) -> None:
-        """Pending predictions expired unlabelled."""
+PutOutcome = Literal["created", "replaced", "unchanged"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,16 +90,23 @@ class Prediction:
 
 @dataclass(frozen=True, slots=True)
 class FeedbackResult:
-    """The answer for one label: applied, a duplicate, or an error (``error`` set)."""
+    """The answer for one label: applied (first time, or again for a retry: ``duplicate``), or an
+    error (``error`` set). ``updated`` is None when this replica does not remember whether the
+    first application moved the weights."""
 
     prediction_id: str
     model: str | None
     applied: bool = False
     duplicate: bool = False
-    updated: bool = False
+    updated: bool | None = False
     model_version: int | None = None
     delay_seconds: float | None = None
     error: EngineError | None = None
+
+
+def replica_id() -> str:
+    """A name for this process that no other process has: host, pid and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 class Engine:
@@ -118,117 +116,177 @@ class Engine:
         self.store = store
         self.settings = settings
         self.observer = observer or Observer()
-        self.runtimes: dict[str, ModelRuntime] = {}
-        self.writers: dict[str, LabelWriter] = {}
-        self.pending_writers: dict[str, PendingWriter] = {}
-        self.retired: dict[str, int] = {}  # deleted model -> its last generation (this process)
-        self.failed: dict[str, str] = {}
-        self.pending_counts: dict[str, int] = {}
+        self.replica_id = replica_id()
+        self.replicas: dict[str, ModelReplica] = {}
+        self.failed: dict[str, FailedModel] = {}
         self.ready = False
-        self._lock = asyncio.Lock()  # model management (create, replace, delete)
-        self._maintenance: asyncio.Task[None] | None = None
-        self._writer_settings = WriterSettings(
+        self.identity: StoreIdentity | None = None
+        self.store_lost: str | None = None
+        self._lock = asyncio.Lock()  # installing and removing models
+        self._tasks: list[asyncio.Task[None]] = []
+        self._replica_settings = ReplicaSettings(
+            replica_id=self.replica_id,
             label_window_seconds=settings.label_ttl_seconds,
             done_ttl_seconds=settings.done_ttl_seconds,
             checkpoint_every_events=settings.checkpoint_every_events,
+            checkpoint_every_seconds=settings.checkpoint_every_seconds,
             checkpoints_kept=settings.checkpoints_kept,
+            lease_seconds=settings.checkpoint_lease_seconds,
+            follow_block_seconds=min(1.0, settings.redis_timeout_seconds / 2),
+            apply_timeout_seconds=2 * settings.redis_timeout_seconds,
+            max_pending=settings.max_pending_per_model,
+            memory_budget=settings.memory_budget_bytes,
+            metrics_window=settings.metrics_window,
             fault_delay_seconds=settings.fault_checkpoint_delay_seconds,
         )
 
     # --- life cycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Recover every stored model, create the default one if needed, start maintenance."""
+        """Check the store, recover every model, create the default one if needed, then follow."""
+        await self._open_store()
+        position = await self.store.control_position()
         for record in await self.store.load_models():
-            await self._recover(record)
+            await self._install(record)
         default = self.settings.default_model
         if default is not None:
             spec = dict(default)
             name = str(spec.pop("name", "default"))
-            if name not in self.runtimes and name not in self.failed:
+            if name not in self.replicas and name not in self.failed:
                 await self.put_model(name, ModelConfig.model_validate(spec))
-        self._maintenance = asyncio.create_task(self._maintain(), name="maintenance")
+        self._tasks = [
+            asyncio.create_task(self._follow_control(position), name="control"),
+            asyncio.create_task(self._maintain(), name="maintenance"),
+        ]
         self.ready = True
 
     async def stop(self) -> None:
-        """Checkpoint every model (clean shutdown), then stop the tasks."""
+        """Stop following; the lease holders checkpoint their models (a clean shutdown)."""
         self.ready = False
-        if self._maintenance is not None:
-            self._maintenance.cancel()
+        for task in self._tasks:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._maintenance
-        for name, writer in list(self.writers.items()):
-            try:
-                await asyncio.wait_for(writer.checkpoint(), timeout=10)
-            except Exception as exc:
-                log.warning("model %s: no checkpoint at shutdown (%s); the log replays on start", name, exc)
-            await self._retire(name, ModelUnavailable("model", "the service is shutting down"))
+                await task
+        shutting_down = ModelUnavailable("model", "the service is shutting down")
+        for replica in list(self.replicas.values()):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(replica.stop(shutting_down, checkpoint=True), timeout=20)
 
-    async def _recover(self, record: ModelRecord) -> None:
-        name, generation = record.name, record.generation
+    async def _open_store(self) -> None:
+        """The store's identity (written the first time); layout-1 models are migrated first."""
+        identity = await self.store.identity(create=False)
+        if identity is None:
+            await self._migrate_layout_1()
+            identity = await self.store.identity(create=True)
+        assert identity is not None
+        if identity.layout > 2:
+            raise StoreError(
+                f"the store has key layout {identity.layout}, written by a newer acog-service; "
+                "this version reads layout 2"
+            )
+        self.identity = identity
+
+    async def _migrate_layout_1(self) -> None:
+        """Models of layout 1 get their own records; each log's sequence counter starts where its
+        recovered state is (so no label is numbered twice)."""
+        for record, last_generation in await self.store.legacy_models():
+            replica = self._new_replica(record)
+            if replica is None:
+                continue
+            await replica.start()
+            if replica.status is Status.SERVING:
+                await self.store.adopt_model(record, last_generation, replica.runtime.version)
+            await replica.stop(ModelUnavailable("model", "migrated"))
+        await self.store.finish_layout_migration()
+
+    def _new_replica(self, record: ModelRecord) -> ModelReplica | None:
         try:
-            runtime = self._new_runtime(name, generation, ModelConfig.model_validate(record.config))
+            config = ModelConfig.model_validate(record.config)
+            return ModelReplica(
+                record.name, record.generation, config, self.store, self._replica_settings, self.observer
+            )
         except Exception as exc:
-            self.failed[name] = f"stored configuration cannot be loaded: {exc}"
-            log.error("model %s: %s", name, self.failed[name])
-            return
-        tried = 0
-        async for checkpoint in self.store.iter_checkpoints(name, generation):  # newest first, one at a time
-            tried += 1
-            try:
-                runtime.restore(Snapshot.decode(checkpoint.blob, generation, runtime.config_json))
-                break
-            except (CodecError, CheckpointMismatch, ValueError, KeyError, TypeError) as exc:
-                log.error(
-                    "model %s: checkpoint at %s is unusable (%s); falling back to an older one",
-                    name,
-                    checkpoint.applied_id,
-                    exc,
-                )
-        else:
-            if tried:  # each checkpoint write trims the log: without one, it cannot be replayed
-                self.failed[name] = "no stored checkpoint could be decoded and the log before them is trimmed"
-                log.error("model %s: %s", name, self.failed[name])
+            reason = f"stored configuration cannot be loaded: {exc}"
+            self.failed[record.name] = FailedModel(record.name, record.generation, reason)
+            log.error("model %s: %s", record.name, reason)
+            return None
+
+    async def _install(self, record: ModelRecord) -> None:
+        """Serve ``record``'s generation here, replacing an older one (no-op if as new or newer)."""
+        async with self._lock:
+            current = self.replicas.get(record.name)
+            failed = self.failed.get(record.name)
+            known = current.generation if current else (failed.generation if failed else 0)
+            if known >= record.generation:
                 return
-        replayed = 0
-        while entries := await self.store.read_log(name, generation, runtime.applied_id, REPLAY_BATCH):
-            for entry in entries:
-                runtime.apply(entry)
-            replayed += len(entries)
-        log.info(
-            "model %s (generation %d): recovered at version %d (%d replayed)",
-            name,
-            generation,
-            runtime.version,
-            replayed,
-        )
-        self._serve(runtime)
+            self.failed.pop(record.name, None)
+            replica = self._new_replica(record)
+            if replica is not None:
+                await replica.start()
+                self.replicas[record.name] = replica
+            else:
+                self.replicas.pop(record.name, None)
+            if current is not None:
+                await current.stop(ModelGone("model", f"model {record.name!r} was replaced meanwhile"))
+            self.observer.model_added(record.name)
 
-    def _new_runtime(self, name: str, generation: int, config: ModelConfig) -> ModelRuntime:
-        return ModelRuntime(
-            name, generation, config, self.settings.memory_budget_bytes, self.settings.metrics_window
-        )
+    async def _remove(self, name: str, generation: int | None) -> None:
+        """Stop serving ``name`` here (deleted), if this replica's generation is not newer."""
+        async with self._lock:
+            current = self.replicas.get(name)
+            if current is not None and (generation is None or current.generation <= generation):
+                del self.replicas[name]
+                await current.stop(ModelGone("model", f"model {name!r} was deleted meanwhile"))
+                self.observer.model_removed(name)
+            failed = self.failed.get(name)
+            if failed is not None and (generation is None or failed.generation <= generation):
+                del self.failed[name]
 
-    def _serve(self, runtime: ModelRuntime) -> None:
-        writer = LabelWriter(
-            runtime,
-            self.store,
-            self._writer_settings,
-            on_applied=lambda rt, a: self.observer.applied(rt.name, a),
-            on_checkpoint=lambda rt, at: None,
-        )
-        writer.start()
-        self.runtimes[runtime.name] = runtime
-        self.writers[runtime.name] = writer
-        self.pending_writers[runtime.name] = PendingWriter(
-            self.store,
-            runtime.name,
-            runtime.generation,
-            self.settings.label_ttl_seconds,
-            self.settings.max_pending_per_model,
-        )
-        self.failed.pop(runtime.name, None)
-        self.observer.model_added(runtime.name)
+    async def _follow_control(self, position: str) -> None:
+        """Apply life-cycle events as they come; reconcile with the records now and then."""
+        reconcile_at = time.monotonic() + RECONCILE_SECONDS
+        backoff = 0.05
+        while True:
+            try:
+                for event in await self.store.follow_control(position, 1.0):
+                    position = event.event_id
+                    await self._on_control(event)
+                if time.monotonic() >= reconcile_at:
+                    await self.reconcile()
+                    reconcile_at = time.monotonic() + RECONCILE_SECONDS
+                backoff = 0.05
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("following model changes failed (%s); retrying", exc)
+                await asyncio.sleep(backoff)
+                backoff = min(2.0, backoff * 2)
+
+    async def _on_control(self, event: ControlEvent) -> None:
+        if event.op == "put":
+            await self.refresh_model(event.model)
+        elif event.op == "delete":
+            await self._remove(event.model, event.generation)
+        else:
+            replica = self.replicas.get(event.model)
+            if replica is not None and replica.generation == event.generation:
+                replica.request_checkpoint()
+
+    async def refresh_model(self, name: str) -> None:
+        """Bring ``name`` on this replica up to its stored record (install, replace or remove)."""
+        record = await self.store.load_model(name)
+        if record is None:
+            await self._remove(name, None)
+        else:
+            await self._install(record)
+
+    async def reconcile(self) -> None:
+        """Compare every model here with the stored records, and fix what differs."""
+        records = {r.name: r for r in await self.store.load_models()}
+        for record in records.values():
+            await self._install(record)
+        for name in [n for n in [*self.replicas, *self.failed] if n not in records]:
+            await self._remove(name, None)
 
     # --- models ---------------------------------------------------------------------------
 
@@ -250,69 +308,80 @@ class Engine:
             field, _, problem = str(exc).partition(": ")
             raise InvalidRequest(field if problem else "config", problem or str(exc)) from None
 
-    async def put_model(self, name: str, config: ModelConfig) -> tuple[ModelRecord, bool]:
-        """Create a model, or replace it with a new generation. Returns ``(record, replaced)``."""
+    async def put_model(self, name: str, config: ModelConfig, replace: bool = False) -> PutOutcome:
+        """Create ``name``; or, when it exists: a new generation with ``replace``, else nothing if the
+        configuration is the same, else :class:`ModelConflict`."""
         try:
             validate_model_name(name)
         except InvalidModelName as exc:
             raise InvalidRequest("name", str(exc)) from None
         self.check_config(config)
-        config = config.pinned(self.settings.memory_budget_bytes)
-        async with self._lock:
-            replaced = name in self.runtimes or name in self.failed
-            if not replaced and len(self.runtimes) + len(self.failed) >= self.settings.max_models:
-                raise LimitExceeded(
-                    "name", f"the service holds its maximum of {self.settings.max_models} models (max_models)"
-                )
-            generation = await self.store.next_generation(name)
-            record = ModelRecord(name, generation, config.model_dump(mode="json"), time.time())
-            runtime = self._new_runtime(name, generation, config)
-            await self.store.save_model(record)
-            old = self.runtimes.get(name)
-            if old is not None:
-                await self._retire(name, ModelGone("model", f"model {name!r} was replaced meanwhile"))
-                with contextlib.suppress(StoreUnavailable):
-                    await self.store.delete_generation(name, old.generation)
-            self._serve(runtime)
-            return record, replaced
+        pinned = config.pinned(self.settings.memory_budget_bytes).model_dump(mode="json")
+        current = await self.store.load_model(name)
+        if current is not None and not replace and current.config == pinned:
+            await self._install(current)
+            return "unchanged"
+        if current is not None and not replace:
+            raise ModelConflict(
+                "name",
+                f"model {name!r} exists (generation {current.generation}) with another configuration; "
+                "PUT with ?replace=true to start a new generation that learns from scratch",
+            )
+        if current is None and len(self.replicas) + len(self.failed) >= self.settings.max_models:
+            raise LimitExceeded(
+                "name", f"the service holds its maximum of {self.settings.max_models} models (max_models)"
+            )
+        try:
+            record = await self.store.put_model(
+                name, pinned, time.time(), current.generation if current is not None else 0
+            )
+        except GenerationGone:
+            raise ModelConflict("name", f"model {name!r} was changed meanwhile by another request") from None
+        await self._install(record)
+        if current is not None:
+            with contextlib.suppress(StoreError):
+                await self.store.delete_generation(name, current.generation)
+        return "created" if current is None else "replaced"
 
     async def delete_model(self, name: str) -> None:
-        async with self._lock:
-            if name not in self.runtimes and name not in self.failed:
-                raise UnknownModel("name", f"no model named {name!r}")
-            await self.store.delete_model(name)
-            if name in self.runtimes:
-                self.retired[name] = self.runtimes[name].generation
-            self.runtimes.pop(name, None)
-            self.failed.pop(name, None)
-            self.pending_counts.pop(name, None)
-            await self._retire(name, ModelGone("model", f"model {name!r} was deleted meanwhile"))
-            self.observer.model_removed(name)
+        deleted = await self.store.delete_model(name)
+        await self._remove(name, deleted)
+        if deleted is None:
+            raise UnknownModel("name", f"no model named {name!r}")
 
-    async def _retire(self, name: str, error: EngineError) -> None:
-        """Stop a model's writers; requests still waiting on them fail with ``error``."""
-        writer = self.writers.pop(name, None)
-        if writer is not None:
-            await writer.stop(error)
-        pending = self.pending_writers.pop(name, None)
-        if pending is not None:
-            await pending.stop(error)
+    def view(self, name: str, detail: bool = False) -> ModelView:
+        """The read-only view of model ``name`` (``detail``: with its described state), or
+        :class:`UnknownModel`."""
+        replica = self.replicas.get(name)
+        if replica is not None:
+            return ModelView.of(replica, detail)
+        failed = self.failed.get(name)
+        if failed is not None:
+            return ModelView.of_failed(failed)
+        raise UnknownModel("name", f"no model named {name!r}")
 
-    def runtime(self, name: str) -> ModelRuntime:
-        """The live model ``name``, or the reason it cannot serve."""
-        if name in self.failed:
-            raise ModelUnavailable("model", f"model {name!r} cannot serve: {self.failed[name]}")
-        runtime = self.runtimes.get(name)
-        if runtime is None:
+    def views(self) -> list[ModelView]:
+        """Every model on this replica, sorted by name."""
+        return [self.view(name) for name in sorted({*self.replicas, *self.failed})]
+
+    def _serving(self, name: str) -> ModelReplica:
+        """The replica of ``name`` that can serve now, or the reason it cannot."""
+        if self.store_lost is not None:
+            raise StoreLost("store", self.store_lost)
+        failed = self.failed.get(name)
+        if failed is not None:
+            raise ModelUnavailable("model", f"model {name!r} cannot serve: {failed.reason}")
+        replica = self.replicas.get(name)
+        if replica is None:
             raise UnknownModel("model", f"no model named {name!r}")
-        failure = self.writers[name].failure
-        if failure is not None:
-            raise ModelUnavailable("model", f"model {name!r} stopped: {failure}")
-        return runtime
+        replica.check_serving()
+        return replica
 
-    async def checkpoint(self, name: str) -> bool:
-        self.runtime(name)
-        return await self.writers[name].checkpoint()
+    async def checkpoint(self, name: str) -> tuple[bool, int]:
+        """Have a checkpoint of the current state written; ``(written, version)``."""
+        replica = self._serving(name)
+        version = replica.runtime.version
+        return await replica.checkpoint(), version
 
     def _check_batch(self, field: str, size: int, what: str) -> None:
         if size > self.settings.max_batch:
@@ -324,12 +393,13 @@ class Engine:
 
     async def predict(self, model: str, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
         """Score every instance; returns the predictions and whether they were stored."""
-        runtime = self.runtime(model)
+        replica = self._serving(model)
+        runtime = replica.runtime
         self._check_batch("instances", len(instances), "instances")
         parsed = []
         for i, features in enumerate(instances):
             field = "features" if len(instances) == 1 else f"instances[{i}].features"
-            parsed.append(self._parse(runtime, features, field))
+            parsed.append(self._parse(replica, features, field))
         now = time.time()
         version = runtime.version
         pending, out = [], []
@@ -339,16 +409,17 @@ class Engine:
                 raise ModelUnavailable(
                     "model",
                     f"model {model!r} cannot score: its weights are no longer finite (diverged); "
-                    f"replace it with PUT /models/{model}",
+                    f"replace it with PUT /models/{model}?replace=true",
                 )
             label = 1 if score >= 0.0 else -1
-            pid = make_prediction_id(model, runtime.generation, now)
+            pid = make_prediction_id(model, replica.generation, now)
             pending.append(PendingPrediction(pid, example, label, score, now))
             out.append(Prediction(pid, label, score, model, version))
         stored = True
         try:
-            await self.pending_writers[model].put(pending)
+            await replica.put_pending(pending)
         except PendingLimitExceeded as exc:
+            self.observer.predictions_refused(model, "pending_limit", len(out))
             raise LimitExceeded("instances", f"{exc} (max_pending_per_model)") from None
         except StoreError:  # unavailable, or a write Redis refused (a full disk): answer from memory
             if not self.settings.predict_when_store_down:
@@ -358,12 +429,13 @@ class Engine:
         self.observer.predictions(model, anomalies, len(out) - anomalies)
         return out, stored
 
-    def _parse(self, runtime: ModelRuntime, features: Any, field: str) -> tuple[Example, SparseVector]:
+    def _parse(self, replica: ModelReplica, features: Any, field: str) -> tuple[Example, SparseVector]:
         """One instance's example and vector, or the refusal naming the field."""
+        runtime = replica.runtime
         try:
             example, vector = runtime.features.parse(features, field)
         except FeatureError as exc:
-            self.observer.rejected(runtime.name, "invalid_features")
+            self.observer.predictions_refused(replica.name, "invalid_features")
             raise InvalidRequest(exc.field, exc.problem) from None
         bound = self.settings.max_feature_value
         if (
@@ -371,7 +443,7 @@ class Engine:
             and example.values.size
             and np.abs(example.values).max() > bound
         ):
-            self.observer.rejected(runtime.name, "invalid_features")
+            self.observer.predictions_refused(replica.name, "invalid_features")
             raise LimitExceeded(
                 field,
                 f"has a value of absolute size over {bound:g} (max_feature_value), which a model "
@@ -381,26 +453,33 @@ class Engine:
 
     # --- labels ---------------------------------------------------------------------------
 
-    def _gone(self, model: str, generation: int, runtime: ModelRuntime | None) -> str | None:
-        """Why a prediction's generation no longer exists, if it existed: replaced, or deleted
-        (deletions are remembered by this process; after a restart such ids are unknown)."""
-        if runtime is not None and generation < runtime.generation:
-            now = runtime.generation
-            return f"made by generation {generation} of model {model!r}, since replaced by generation {now}"
-        if runtime is None and generation <= self.retired.get(model, 0):
-            return f"made by generation {generation} of model {model!r}, which was deleted"
-        return None
-
-    def _label(self, runtime: ModelRuntime, raw: Any, field: str) -> int:
+    def _label(self, replica: ModelReplica, raw: Any, field: str) -> int:
         if isinstance(raw, bool) or not isinstance(raw, int | float):
             raise InvalidRequest(field, f"must be a number, got {raw!r}")
-        if runtime.config.label_format == "zero_one":
+        if replica.config.label_format == "zero_one":
             if raw in (0, 1):
                 return 1 if raw == 1 else -1
-            raise InvalidRequest(field, f"must be 0 or 1 for model {runtime.name!r}, got {raw!r}")
+            raise InvalidRequest(field, f"must be 0 or 1 for model {replica.name!r}, got {raw!r}")
         if raw in (-1, 1):
             return int(raw)
-        raise InvalidRequest(field, f"must be -1 or +1 for model {runtime.name!r}, got {raw!r}")
+        raise InvalidRequest(field, f"must be -1 or +1 for model {replica.name!r}, got {raw!r}")
+
+    async def _generation_gone(self, model: str, generation: int) -> str | None:
+        """Why a prediction's generation no longer exists, if it ever existed: replaced, or deleted."""
+        replica = self.replicas.get(model)
+        if replica is not None and generation < replica.generation:
+            return (
+                f"made by generation {generation} of model {model!r}, since replaced by generation "
+                f"{replica.generation}"
+            )
+        if replica is None and model not in self.failed:
+            record = await self.store.load_model(model)
+            if record is not None:
+                await self._install(record)
+                return await self._generation_gone(model, generation) if model in self.replicas else None
+            if 0 < generation <= await self.store.last_generation(model):
+                return f"made by generation {generation} of model {model!r}, which was deleted"
+        return None
 
     async def feedback(self, items: Sequence[tuple[str, Any]]) -> list[FeedbackResult]:
         """Labels for earlier predictions. Invalid labels refuse the whole request (nothing
@@ -409,109 +488,115 @@ class Engine:
         groups: dict[str, list[tuple[int, str, int]]] = {}
         batch = len(items) > 1
         self._check_batch("items", len(items), "labels")
+        if self.store_lost is not None:
+            raise StoreLost("store", self.store_lost)
         for i, (pid, raw) in enumerate(items):
             prefix = f"items[{i}]." if batch else ""
             try:
                 parsed = parse_prediction_id(pid)
             except PredictionIdError:
-                results[i] = FeedbackResult(
-                    pid,
-                    None,
-                    error=UnknownPrediction(
-                        f"{prefix}prediction_id",
-                        f"{pid!r} is not a prediction id this service issued",
-                        "unknown",
-                    ),
-                )
-                continue
-            runtime = self.runtimes.get(parsed.model)
-            if parsed.model in self.failed:
-                problem = f"model {parsed.model!r} cannot serve: {self.failed[parsed.model]}"
-                results[i] = FeedbackResult(pid, parsed.model, error=ModelUnavailable("model", problem))
-                continue
-            gone = self._gone(parsed.model, parsed.generation, runtime)
-            if gone is not None:
-                results[i] = FeedbackResult(
-                    pid, parsed.model, error=ModelGone(f"{prefix}prediction_id", gone)
-                )
-                continue
-            if runtime is None or parsed.generation != runtime.generation:  # never issued by any generation
-                problem = f"{pid!r} is unknown: model {parsed.model!r} never issued it"
+                problem = f"{pid!r} is not a prediction id this service issued"
                 error = UnknownPrediction(f"{prefix}prediction_id", problem, "unknown")
-                results[i] = FeedbackResult(pid, parsed.model, error=error)
+                results[i] = FeedbackResult(pid, None, error=error)
+                continue
+            model = parsed.model
+            if model in self.replicas and parsed.generation > self.replicas[model].generation:
+                await self.refresh_model(model)  # a generation this replica has not heard of yet
+            if model in self.failed:
+                problem = f"model {model!r} cannot serve: {self.failed[model].reason}"
+                results[i] = FeedbackResult(pid, model, error=ModelUnavailable("model", problem))
+                continue
+            gone = await self._generation_gone(model, parsed.generation)
+            if gone is not None:
+                results[i] = FeedbackResult(pid, model, error=ModelGone(f"{prefix}prediction_id", gone))
+                continue
+            replica = self.replicas.get(model)
+            if replica is None or parsed.generation != replica.generation:  # never issued by any generation
+                problem = f"{pid!r} is unknown: model {model!r} never issued it"
+                error = UnknownPrediction(f"{prefix}prediction_id", problem, "unknown")
+                results[i] = FeedbackResult(pid, model, error=error)
                 continue
             try:
-                label = self._label(runtime, raw, f"{prefix}label")
+                label = self._label(replica, raw, f"{prefix}label")
             except InvalidRequest:  # refuses the whole request: nothing applied yet
-                self.observer.rejected(parsed.model, "invalid_label")
+                self.observer.rejected(model, "invalid_label")
                 raise
-            groups.setdefault(parsed.model, []).append((i, pid, label))
+            groups.setdefault(model, []).append((i, pid, label))
         for model in groups:
-            self.runtime(model)
+            self._serving(model)
         answers = await asyncio.gather(
-            *(
-                self.writers[m].submit_labels([(pid, y) for _, pid, y in members])
-                for m, members in groups.items()
-            )
+            *(self._label_group(m, [(pid, y) for _, pid, y in members]) for m, members in groups.items())
         )
         for (model, members), answer in zip(groups.items(), answers, strict=True):
-            version = self.runtimes[model].version
-            for (i, pid, _), (outcome, applied) in zip(members, answer, strict=True):
+            for (i, pid, _), item in zip(members, answer, strict=True):
                 prefix = f"items[{i}]." if batch else ""
-                results[i] = self._result(model, pid, outcome.status, applied, version, prefix)
+                results[i] = self._result(model, pid, item, prefix)
         for r in results:
-            if r is None or r.model is None:
+            if r is None or r.model is None or r.model not in self.replicas:
                 continue
             if r.duplicate:
                 self.observer.rejected(r.model, "duplicate")
             elif r.error is not None:
-                reason = getattr(r.error, "reason", None) or REJECTION_REASONS.get(type(r.error), "invalid")
-                self.observer.rejected(r.model, reason)
-
+                self.observer.rejected(r.model, r.error.reason)
         return [r for r in results if r is not None]
 
-    def _result(
-        self, model: str, pid: str, status: str, applied: Applied | None, version: int, prefix: str
-    ) -> FeedbackResult:
-        if status == "appended" and applied is not None:
+    async def _label_group(self, model: str, items: list[tuple[str, int]]) -> list[LabelAnswer | EngineError]:
+        replica = self.replicas[model]
+        try:
+            return list(await replica.label(items))
+        except GenerationGone as exc:
+            await self.refresh_model(model)
+            gone = ModelGone("prediction_id", f"model {model!r}: {exc}")
+            return [gone] * len(items)
+
+    def _result(self, model: str, pid: str, answer: LabelAnswer | EngineError, prefix: str) -> FeedbackResult:
+        if isinstance(answer, EngineError):
+            return FeedbackResult(pid, model, error=answer)
+        outcome, applied = answer.outcome, answer.applied
+        delay = None
+        if outcome.labelled_at is not None and outcome.predicted_at is not None:
+            delay = max(0.0, outcome.labelled_at - outcome.predicted_at)
+        if outcome.status in ("appended", "duplicate"):
             return FeedbackResult(
                 pid,
                 model,
                 applied=True,
-                updated=applied.updated,
-                model_version=applied.version,
-                delay_seconds=applied.delay,
+                duplicate=outcome.status == "duplicate",
+                updated=None if applied is None else applied.updated,
+                model_version=outcome.seq,
+                delay_seconds=delay if applied is None else applied.delay,
             )
-        if status == "duplicate":
-            return FeedbackResult(pid, model, duplicate=True, model_version=version)
-        if status == "expired":
+        if outcome.status == "conflict":
+            replica = self.replicas.get(model)
+            first = outcome.first_y
+            if replica is not None and replica.config.label_format == "zero_one" and first is not None:
+                first = 1 if first == 1 else 0
+            problem = f"{pid!r} was labelled {first} already (log entry {outcome.seq}); a label cannot change"
+            return FeedbackResult(pid, model, error=LabelConflict(f"{prefix}label", problem))
+        if outcome.status == "expired":
             problem = f"{pid!r} expired: its label window of {self.settings.label_ttl_seconds:g} s has passed"
         else:
             problem = f"{pid!r} is unknown: never issued, not stored, or already forgotten"
-        return FeedbackResult(pid, model, error=UnknownPrediction(f"{prefix}prediction_id", problem, status))
+        return FeedbackResult(
+            pid, model, error=UnknownPrediction(f"{prefix}prediction_id", problem, outcome.status)
+        )
 
     async def feedback_examples(self, model: str, items: Sequence[tuple[Any, Any]]) -> list[FeedbackResult]:
         """Labelled examples that were never scored: predicted and learned at apply time."""
-        runtime = self.runtime(model)
+        replica = self._serving(model)
         self._check_batch("items", len(items), "examples")
         batch = len(items) > 1
         parsed = []
         for i, (features, raw) in enumerate(items):
             prefix = f"items[{i}]." if batch else ""
-            example, _ = self._parse(runtime, features, f"{prefix}features")
-            parsed.append((example, self._label(runtime, raw, f"{prefix}label")))
-        applied = await self.writers[model].submit_examples(parsed)
-        return [
-            FeedbackResult(
-                a.prediction_id,
-                model,
-                applied=True,
-                updated=a.updated,
-                model_version=a.version,
-                delay_seconds=0.0,
-            )
-            for a in applied
-        ]
+            example, _ = self._parse(replica, features, f"{prefix}features")
+            parsed.append((example, self._label(replica, raw, f"{prefix}label")))
+        try:
+            appended = await replica.append_examples(parsed)
+        except GenerationGone as exc:
+            await self.refresh_model(model)
+            raise ModelGone("model", f"model {model!r}: {exc}") from None
+        return [_example_result(model, pid, applied) for pid, applied in appended]
 
     # --- maintenance ----------------------------------------------------------------------
 
@@ -526,19 +611,37 @@ class Engine:
                 log.exception("maintenance failed")
 
     async def maintain_once(self) -> None:
+        await self.check_identity()
         now = time.time()
-        for name, runtime in list(self.runtimes.items()):
-            expired = await self.store.sweep_expired(name, runtime.generation, now)
+        for name, replica in list(self.replicas.items()):
+            expired = await self.store.sweep_expired(name, replica.generation, now)
             if expired:
                 self.observer.expired(name, expired)
-            self.pending_counts[name] = await self.store.count_pending(name, runtime.generation, now)
-            due = (
-                runtime.checkpointed_at is None
-                or now - runtime.checkpointed_at >= self.settings.checkpoint_every_seconds
+            replica.pending_count = await self.store.count_pending(name, replica.generation, now)
+
+    async def check_identity(self) -> None:
+        """Refuse to go on with a store that is not the one this engine started on (a Redis that
+        restarted empty, or was flushed): its models and logs are gone."""
+        identity = await self.store.identity(create=False)
+        if self.identity is not None and identity != self.identity:
+            found = "no identity at all" if identity is None else f"epoch {identity.epoch}"
+            self.store_lost = (
+                f"the store lost its data: it was epoch {self.identity.epoch} when this process started "
+                f"and now has {found} (a Redis restarted without persistence, or flushed). Nothing is "
+                "served into it; restore its data, or restart the service to start afresh"
             )
-            if runtime.version > runtime.checkpointed_version and due and name in self.writers:
-                with contextlib.suppress(Exception):  # logged by the writer; retried next round
-                    await self.writers[name].checkpoint()
+            log.critical("%s", self.store_lost)
 
     async def ping(self) -> None:
         await self.store.ping()
+
+
+def _example_result(model: str, pid: str, applied: Applied | None) -> FeedbackResult:
+    return FeedbackResult(
+        pid,
+        model,
+        applied=True,
+        updated=None if applied is None else applied.updated,
+        model_version=None if applied is None else applied.seq,
+        delay_seconds=0.0,
+    )

@@ -1,4 +1,10 @@
-"""What the engine refuses, in domain terms; the API maps each to an HTTP status."""
+"""What the engine refuses, in domain terms, each with everything a protocol needs to answer it.
+
+This is the one place where an error's HTTP status, its ``kind`` (the ``type`` of the error
+detail clients read), the reason it is counted under in ``acog_labels_rejected_total``, and its
+retry behaviour are defined; REST (:mod:`service.api.errors`) and the WebSocket
+(:mod:`service.api.ws`) both answer from these attributes.
+"""
 
 from __future__ import annotations
 
@@ -6,40 +12,92 @@ from __future__ import annotations
 class EngineError(Exception):
     """Base class. ``field`` names the part of the request at fault, ``problem`` says why."""
 
+    status: int = 400
+    kind: str = "error"
+    retry_after: float | None = None
+    """Seconds after which the same request may succeed (sent as ``Retry-After``); None: do not retry."""
+
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(f"{field}: {problem}")
         self.field = field
         self.problem = problem
 
+    @property
+    def reason(self) -> str:
+        """The reason a refused label is counted under (``acog_labels_rejected_total``)."""
+        return self.kind
+
 
 class UnknownModel(EngineError):
     """No model of that name (404)."""
+
+    status = 404
+    kind = "unknown_model"
 
 
 class ModelGone(EngineError):
     """The prediction belongs to a generation that was replaced or deleted (410)."""
 
+    status = 410
+    kind = "model_gone"
+
 
 class UnknownPrediction(EngineError):
-    """No pending prediction under that id: ``reason`` is ``"expired"`` or ``"unknown"`` (404)."""
+    """No pending prediction under that id: ``kind`` is ``"expired"`` or ``"unknown"`` (404)."""
+
+    status = 404
 
     def __init__(self, field: str, problem: str, reason: str) -> None:
         super().__init__(field, problem)
-        self.reason = reason
+        self.kind = reason
 
 
 class InvalidRequest(EngineError):
     """The request is well-formed JSON but not acceptable for this model (422)."""
 
+    status = 422
+    kind = "invalid"
+
 
 class LimitExceeded(EngineError):
     """A configured limit would be passed (413 for sizes, 422 otherwise)."""
+
+    kind = "limit_exceeded"
 
     def __init__(self, field: str, problem: str, status: int = 422) -> None:
         super().__init__(field, problem)
         self.status = status
 
 
+class LabelConflict(EngineError):
+    """A prediction id labelled again with a *different* value: a label cannot change (409).
+    Retrying does not help, so clients must not."""
+
+    status = 409
+    kind = "label_conflict"
+
+
+class ModelConflict(EngineError):
+    """A model change that would silently undo another one: a PUT with another configuration
+    without ``replace``, or a model changed meanwhile by another request (409)."""
+
+    status = 409
+    kind = "model_conflict"
+
+
 class ModelUnavailable(EngineError):
-    """The model exists but cannot serve now: still recovering, or its state could not be
+    """The model exists but cannot serve now: still recovering, stopped, or its state could not be
     recovered (503)."""
+
+    status = 503
+    kind = "model_unavailable"
+    retry_after = 5.0
+
+
+class StoreLost(EngineError):
+    """The store is not the one this process started on: it lost its data (503, and it stays so
+    until an operator acts; retrying does not help)."""
+
+    status = 503
+    kind = "store_lost"
+    retry_after = 60.0

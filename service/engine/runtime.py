@@ -3,13 +3,17 @@
 Applying a label-log entry is the only way the state changes, and it is deterministic: the
 same entries in the same order give bit-identical weights and measures, whichever process
 applies them and however often it restarted (checkpoint + replay). ``version`` counts the
-entries applied, so it is also the model's position in its log.
+entries applied, so it is also the model's position in its log: entry ``seq = version + 1``
+is the only one that may come next. An entry further on means entries were missed (a gap),
+which :meth:`ModelRuntime.apply` refuses with :class:`LogGap` instead of skipping them.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +27,32 @@ from ..model_config import ModelConfig
 from .checkpoint import Snapshot
 
 
+class LogGap(Exception):
+    """The next entry is not ``version + 1``: entries between were trimmed or never read."""
+
+    def __init__(self, name: str, expected: int, got: int) -> None:
+        super().__init__(
+            f"model {name}: log entry {got} follows {expected - 1}; entries in between are missing"
+        )
+        self.expected = expected
+        self.got = got
+
+
+class UnknownEvent(Exception):
+    """A log entry of a kind this version of the service cannot apply."""
+
+
+RECENT = 65_536
+"""How many recent applications a runtime remembers (so a retried label can be answered with the
+first one's outcome)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     """What applying one entry did."""
 
     stream_id: str
+    seq: int
     prediction_id: str
     y: int
     yhat: int
@@ -59,18 +84,41 @@ class ModelRuntime:
         self.checkpointed_version = 0
         self.checkpointed_at: float | None = None
         self.created_at = time.time()
+        self.recent: OrderedDict[int, Applied] = OrderedDict()
 
     # --- serving --------------------------------------------------------------------------
 
     def score(self, vector: SparseVector) -> float:
         return self.learner.score(vector)
 
+    @property
+    def eta(self) -> float:
+        """The learning rate in use (NaN for a learner without one)."""
+        selected = getattr(self.learner, "eta", None)
+        if isinstance(selected, float):
+            return selected
+        value = self.learner.params.get("eta")
+        return float(value) if isinstance(value, int | float) else math.nan
+
     def is_after(self, stream_id: str) -> bool:
         """Whether ``stream_id`` is later than everything applied so far."""
         return parse_stream_id(stream_id) > parse_stream_id(self.applied_id)
 
-    def apply(self, entry: LogEntry) -> Applied:
-        """Learn one logged label; entries must come in stream order, each once."""
+    def apply(self, entry: LogEntry) -> Applied | None:
+        """Apply the next log entry. An entry applied already is skipped (None); one further on than
+        ``version + 1`` raises :class:`LogGap` and changes nothing. Entries of layout 1 carry no
+        number: they follow in stream order."""
+        if entry.seq is not None:
+            if entry.seq <= self.version:
+                return None
+            if entry.seq != self.version + 1:
+                raise LogGap(self.name, self.version + 1, entry.seq)
+        elif not self.is_after(entry.stream_id):
+            return None
+        if entry.kind != "label" or entry.example is None:
+            raise UnknownEvent(
+                f"log entry {entry.stream_id} is a {entry.kind!r} event, which this service cannot apply"
+            )
         vector = self.features.vector(entry.example)
         yhat = entry.yhat if entry.yhat != 0 else self.learner.predict(vector)
         start = time.perf_counter()
@@ -81,8 +129,9 @@ class ModelRuntime:
         self.applied_id = entry.stream_id
         self.version += 1
         self.updates += info.updated
-        return Applied(
+        applied = Applied(
             stream_id=entry.stream_id,
+            seq=self.version,
             prediction_id=entry.prediction_id,
             y=entry.y,
             yhat=yhat,
@@ -91,6 +140,10 @@ class ModelRuntime:
             delay=max(0.0, entry.labelled_at - entry.predicted_at),
             update_seconds=elapsed,
         )
+        self.recent[applied.seq] = applied
+        if len(self.recent) > RECENT:
+            self.recent.popitem(last=False)
+        return applied
 
     # --- checkpoints ----------------------------------------------------------------------
 
@@ -132,6 +185,7 @@ class ModelRuntime:
         self.updates = snapshot.updates
         self.checkpointed_version = snapshot.version
         self.checkpointed_at = snapshot.written_at
+        self.recent.clear()
 
     def describe(self) -> dict[str, Any]:
         """Counts and measures for ``GET /models/{name}``."""

@@ -49,8 +49,9 @@ class Api:
 
     # --- models -------------------------------------------------------------------------------
 
-    def put_model(self, name: str, config: dict[str, Any], expect: int = 201) -> Json:
-        response = self.http.put(f"/models/{name}", json=config)
+    def put_model(self, name: str, config: dict[str, Any], expect: int = 201, replace: bool = False) -> Json:
+        params = {"replace": "true"} if replace else None
+        response = self.http.put(f"/models/{name}", json=config, params=params)
         assert response.status_code == expect, response.text
         return response.json()
 

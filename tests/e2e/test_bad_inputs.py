@@ -246,7 +246,7 @@ def test_state_comparison_sees_a_change(server: Running, german: German) -> None
     server.api.learn("bad", german.rows[900:901], [wrong])
     after = everything(server, german)
     assert after["bad"][0] != before["bad"][0] and after["bad"][1] != before["bad"][1]
-    server.api.put_model("bad", CONFIG, expect=200)
+    server.api.put_model("bad", CONFIG, expect=200, replace=True)
     for start in range(0, 40, MAX_BATCH):
         server.api.learn("bad", german.rows[start : start + MAX_BATCH], german.y[start : start + MAX_BATCH])
     assert everything(server, german)["bad"][1] == before["bad"][1]

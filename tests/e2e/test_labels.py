@@ -53,7 +53,9 @@ def trained(run: Running, german: German, name: str, config: dict[str, Any] | No
     run.api.learn(name, german.rows[:40], german.y[:40])
 
 
-def test_a_prediction_labelled_twice_counts_once(server: Running, german: German) -> None:
+def test_a_prediction_labelled_twice_counts_once_and_a_retry_answers_the_first_outcome(
+    server: Running, german: German
+) -> None:
     api = server.api
     trained(server, german, "dup")
     a, b, c = api.predict("dup", german.rows[100:103])
@@ -61,19 +63,32 @@ def test_a_prediction_labelled_twice_counts_once(server: Running, german: German
     assert first["applied"] and not first["duplicate"] and first["model_version"] == 41
     state, scores = api.snapshot("dup", german.probe)
 
-    for label in (1, -1):  # the same label again, or a different one: counted once either way
-        again = api.label(a["prediction_id"], label)
-        assert again["duplicate"] is True and again["applied"] is False and again["updated"] is False
-        assert again["status"] == 200 and again["model_version"] == 41
+    again = api.label(a["prediction_id"], 1)  # a retry: the first outcome again, counted once
+    assert again["duplicate"] is True and again["applied"] is True and again["status"] == 200
+    for key in ("model_version", "updated", "delay_seconds"):
+        assert again[key] == first[key], key
+
+    changed = api.http.post("/feedback", json={"prediction_id": a["prediction_id"], "label": -1})
+    assert_refused(changed, 409, "label", "was labelled 1 already")  # a label cannot change
+    assert changed.json()["detail"][0]["type"] == "label_conflict"
     after = api.state("dup")
     assert after["version"] == 41
     assert after["measures"]["t_p"] + after["measures"]["t_n"] == 41
     assert api.snapshot("dup", german.probe) == (state, scores)
 
-    # within one batch: the first occurrence is applied, the second is a duplicate
-    results = api.labels([(b["prediction_id"], -1), (b["prediction_id"], -1), (c["prediction_id"], 1)])
-    assert [(r["applied"], r["duplicate"]) for r in results] == [(True, False), (False, True), (True, False)]
-    assert [r["status"] for r in results] == [200, 200, 200]
+    # within one batch: the first occurrence is applied, the second repeats its outcome, a third
+    # with another value is a conflict of its own
+    results = api.labels(
+        [(b["prediction_id"], -1), (b["prediction_id"], -1), (c["prediction_id"], 1), (c["prediction_id"], -1)]
+    )
+    assert [(r["applied"], r["duplicate"]) for r in results] == [
+        (True, False),
+        (True, True),
+        (True, False),
+        (False, False),
+    ]
+    assert [r["status"] for r in results] == [200, 200, 200, 409]
+    assert results[1]["model_version"] == results[0]["model_version"] == 42
     after = api.state("dup")
     assert after["version"] == 43 and after["measures"]["t_p"] + after["measures"]["t_n"] == 43
 
@@ -121,7 +136,7 @@ def test_a_label_for_a_replaced_or_deleted_model_is_410(server: Running, german:
     api = server.api
     trained(server, german, "gone")
     old = api.predict_one("gone", german.rows[400])["prediction_id"]
-    replaced = api.put_model("gone", CONFIG, expect=200)
+    replaced = api.put_model("gone", CONFIG, expect=200, replace=True)
     assert replaced["generation"] == 2 and replaced["state"]["version"] == 0
     response = api.http.post("/feedback", json={"prediction_id": old, "label": 1})
     assert_refused(response, 410, "prediction_id", "replaced")

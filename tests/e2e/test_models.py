@@ -73,7 +73,16 @@ def test_put_creates_then_replaces_with_a_new_generation(server: Running, german
     }  # fmt: skip
     scores = api.scores("life", german.probe)
 
-    replaced = api.http.put("/models/life", json=config)
+    same = api.http.put("/models/life", json=config)  # a deploy script run twice: nothing changes
+    assert same.status_code == 200, same.text
+    assert same.json()["generation"] == 1 and same.json()["state"]["version"] == 30
+    assert api.scores("life", german.probe) == scores
+    other = api.http.put("/models/life", json={**config, "r": 0.25})  # another configuration needs intent
+    assert_refused(other, 409, "name", "with another configuration; PUT with ?replace=true")
+    assert other.json()["detail"][0]["type"] == "model_conflict"
+    assert api.model("life")["generation"] == 1 and api.scores("life", german.probe) == scores
+
+    replaced = api.http.put("/models/life", json=config, params={"replace": "true"})
     assert replaced.status_code == 200, replaced.text
     info = replaced.json()
     assert info["generation"] == 2 and info["state"]["version"] == 0

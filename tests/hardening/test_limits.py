@@ -118,7 +118,7 @@ def test_number_of_models(limited: Running) -> None:
     response = api.http.put("/models/one-too-many", json=CONFIG)
     assert_refused(response, 422, "name", f"maximum of {MAX_MODELS} models (max_models)")
     assert response.json()["detail"][0]["loc"][0] == "path"
-    api.put_model(extra[-1], CONFIG, expect=200)  # replacing one is not adding one
+    api.put_model(extra[-1], CONFIG, expect=200, replace=True)  # replacing one is not adding one
     api.delete_model(extra[-1])
     api.put_model("one-too-many", CONFIG)  # room again
     for name in [*extra[:-1], "one-too-many"]:

@@ -34,7 +34,7 @@ def entries(n: int, seed: int, named: bool = False) -> list[LogEntry]:
             example = Example.named(tuple(f"f{j}" for j in np.flatnonzero(keep)), values[keep])
         else:
             example = Example.sparse(np.arange(D), values)
-        out.append(LogEntry(f"{1000 + i}-0", f"p{i}", example, y, int(rng.choice([-1, 1, 0])), 1.0, 2.0))
+        out.append(LogEntry(f"{1000 + i}-0", i + 1, f"p{i}", example, y, int(rng.choice([-1, 1, 0])), 1.0, 2.0))
     return out
 
 
@@ -68,11 +68,12 @@ def test_checkpoint_round_trip_is_exact(spec: dict[str, Any]) -> None:
     assert (restored.version, restored.updates, restored.applied_id) == (60, original.updates, "1059-0")
     later = entries(40, seed=2, named=named)
     later = [
-        LogEntry(f"{2000 + i}-0", e.prediction_id, e.example, e.y, e.yhat, 1.0, 2.0)
+        LogEntry(f"{2000 + i}-0", 61 + i, e.prediction_id, e.example, e.y, e.yhat, 1.0, 2.0)
         for i, e in enumerate(later)
     ]
     for entry in later:
         a, b = original.apply(entry), restored.apply(entry)
+        assert a is not None and b is not None
         assert replace(a, update_seconds=0.0) == replace(b, update_seconds=0.0)
         vector = original.features.vector(entry.example)
         assert original.score(vector) == restored.score(restored.features.vector(entry.example))
