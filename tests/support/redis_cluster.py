@@ -1,0 +1,150 @@
+"""A real Redis Cluster of the test's own: N masters (``redis-server --cluster-enabled yes``) on free
+loopback ports, joined with ``redis-cli --cluster create``, each with its own append-only file."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+from redis.cluster import RedisCluster as SyncCluster
+
+from .private_redis import REDIS_SERVER
+
+REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+BUS_OFFSET = 10_000
+"""A cluster node also listens on its port + 10000 (the cluster bus), which must be a valid port too."""
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_cluster_port(taken: set[int]) -> int:
+    """A free port below 55536 whose cluster-bus port (+10000) is free too."""
+    for _ in range(1000):
+        port = random.randint(20_000, 55_000)
+        if port not in taken and _bindable(port) and _bindable(port + BUS_OFFSET):
+            return port
+    raise RuntimeError("no free port pair for a Redis Cluster node")
+
+
+class RedisClusterProcesses:
+    """``start()`` a cluster of ``masters`` nodes; ``kill(port)``, ``restart(port)`` one; ``close()``."""
+
+    def __init__(self, directory: Path, masters: int = 3) -> None:
+        self.directory = directory
+        self.ports: list[int] = []
+        for _ in range(masters):
+            self.ports.append(free_cluster_port(set(self.ports)))
+        self.processes: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def url(self) -> str:
+        """The service's URL for this cluster: any node; the client discovers the others."""
+        return f"redis+cluster://127.0.0.1:{self.ports[0]}/0"
+
+    def start(self) -> None:
+        for port in self.ports:
+            self._start_node(port)
+        nodes = [f"127.0.0.1:{port}" for port in self.ports]
+        subprocess.run(
+            [REDIS_CLI, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        deadline = time.monotonic() + 30
+        while not self._healthy():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the cluster on ports {self.ports} did not become healthy")
+            time.sleep(0.1)
+
+    def _start_node(self, port: int) -> None:
+        node_dir = self.directory / f"node-{port}"
+        node_dir.mkdir(parents=True, exist_ok=True)
+        self.processes[port] = subprocess.Popen(
+            [
+                REDIS_SERVER,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(node_dir),
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "2000",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--logfile",
+                "redis.log",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=0.2)
+        deadline = time.monotonic() + 10
+        try:
+            while True:
+                try:
+                    client.ping()
+                    return
+                except redis.exceptions.ConnectionError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+        finally:
+            client.close()
+
+    def _healthy(self) -> bool:
+        for port in self.ports:
+            with redis.Redis(host="127.0.0.1", port=port) as node:
+                info = node.cluster("info")
+            if info.get("cluster_state") != "ok" or int(info.get("cluster_known_nodes", 0)) != len(
+                self.ports
+            ):
+                return False
+        return True
+
+    def client(self) -> SyncCluster:
+        """A synchronous cluster client, for a test to look inside."""
+        return SyncCluster(host="127.0.0.1", port=self.ports[0])
+
+    def node_of(self, key: str) -> int:
+        """The port of the master that holds ``key``'s slot."""
+        with self.client() as cluster:
+            node = cluster.get_node_from_key(key)
+            return int(node.port)
+
+    def kill(self, port: int) -> None:
+        process = self.processes.pop(port, None)
+        if process is not None:
+            process.kill()
+            process.wait(10)
+
+    def restart(self, port: int) -> None:
+        """Start a killed node again on its data (its append-only file and nodes.conf)."""
+        self._start_node(port)
+        deadline = time.monotonic() + 30
+        while not self._healthy():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"node {port} did not rejoin the cluster")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        for port in list(self.processes):
+            self.kill(port)
