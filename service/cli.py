@@ -9,31 +9,72 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "service": {"format": "%(asctime)s %(levelname)s %(name)s[%(process)d]: %(message)s"},
+    },
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "service", "stream": "ext://sys.stderr"}
+    },
+    "loggers": {
+        "acog": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        "uvicorn.access": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
+    },
+}
+"""The service's log format, for the serving process and every worker (uvicorn applies it in each)."""
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import logging
+    import logging.config
+    import os
 
     import uvicorn
 
     from .allocator import pin_mmap_threshold
-    from .api import create_app
     from .settings import Settings
 
     settings = Settings()
     pin_mmap_threshold()
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        log_level="info",
-        access_log=False,
-        ws_max_size=4 * settings.ws_max_message_bytes,
-        timeout_graceful_shutdown=20,
-    )
+    logging.config.dictConfig(LOGGING)
+    options = {
+        "host": host,
+        "port": port,
+        "log_level": "info",
+        "access_log": False,
+        "ws_max_size": 4 * settings.ws_max_message_bytes,
+        "timeout_graceful_shutdown": 20,
+        "log_config": LOGGING,
+    }
+    if args.workers == 1:
+        from .api import create_app
+
+        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+        return 0
+    # N replica processes behind one port: each is a full replica of every model (its own engine,
+    # following the logs), so they must share one store. Without a Redis URL, the embedded one is
+    # started here, once, and the workers connect to it.
+    from model_store import EmbeddedRedis
+
+    from .telemetry import prepare_multiprocess_metrics
+
+    embedded = None
+    if not settings.redis_url:
+        embedded = EmbeddedRedis(settings.data_dir)
+        os.environ["ACOG_REDIS_URL"] = embedded.url
+        logging.getLogger("acog").info("embedded Redis at %s for %d workers", embedded.url, args.workers)
+    prepare_multiprocess_metrics()
+    try:
+        uvicorn.run("service.api.app:create_app", factory=True, workers=args.workers, **options)  # type: ignore[arg-type]
+    finally:
+        if embedded is not None:
+            embedded.close()
     return 0
 
 
@@ -62,6 +103,16 @@ def _export_openapi(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acog",
@@ -72,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the HTTP/WebSocket service (uvicorn)")
     serve.add_argument("--host", default=None, help="bind address (default: ACOG_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default: ACOG_PORT or 8000)")
+    serve.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        help="replica processes behind the one port, each following every model's log (default: 1)",
+    )
     serve.set_defaults(func=_serve)
 
     evaluate = sub.add_parser(

@@ -14,11 +14,15 @@ Two kinds of series:
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from .engine import Observer
@@ -28,6 +32,26 @@ if TYPE_CHECKING:
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 UPDATE_BUCKETS = (1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 5e-3, 0.025, 0.1, 1.0)
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus-client's multi-process mode: set, counters and histograms live in files there, so that
+``/metrics`` of any worker of ``acog serve --workers N`` adds up every worker's events."""
+
+
+def prepare_multiprocess_metrics() -> Path:
+    """Before starting workers: a clean directory for their metric files (``$PROMETHEUS_MULTIPROC_DIR``
+    if set, else a new temporary one), exported to them."""
+    directory = Path(os.environ.get(MULTIPROCESS_DIR) or tempfile.mkdtemp(prefix="acog-metrics-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+    os.environ[MULTIPROCESS_DIR] = str(directory)
+    return directory
+
+
+def multiprocess() -> bool:
+    return bool(os.environ.get(MULTIPROCESS_DIR))
+
+
 LAG_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 DELAY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)
 
@@ -104,7 +128,18 @@ class Telemetry(Observer):
         )
 
     def watch(self, engine: Engine) -> None:
-        self.registry.register(ModelStateCollector(engine))
+        self.state = ModelStateCollector(engine)
+        self.registry.register(self.state)
+
+    def exposition(self) -> bytes:
+        """The ``/metrics`` text. Under several workers, the events of all of them (from the shared
+        files) and the model state of this one (every replica holds the same)."""
+        if not multiprocess():
+            return generate_latest(self.registry)
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+        registry.register(self.state)
+        return generate_latest(registry)
 
     # --- what the engine reports ---------------------------------------------------------
 

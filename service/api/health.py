@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from model_store import StoreUnavailable
 
@@ -38,4 +38,4 @@ async def readyz(engine: EngineDep, settings: SettingsDep) -> Health | JSONRespo
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
 async def metrics(request: Request) -> Response:
     """Prometheus exposition of every ``acog_*`` series."""
-    return Response(generate_latest(request.app.state.telemetry.registry), media_type=CONTENT_TYPE_LATEST)
+    return Response(request.app.state.telemetry.exposition(), media_type=CONTENT_TYPE_LATEST)
