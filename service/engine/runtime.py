@@ -31,9 +31,8 @@ class LogGap(Exception):
     """The next entry is not ``version + 1``: entries between were trimmed or never read."""
 
     def __init__(self, name: str, expected: int, got: int) -> None:
-        super().__init__(
-            f"model {name}: log entry {got} follows {expected - 1}; entries in between are missing"
-        )
+        super().__init__(f"log entry {got} follows {expected - 1}; entries in between are missing")
+        self.model = name
         self.expected = expected
         self.got = got
 
