@@ -15,6 +15,7 @@ from .codec import (
     encode_state,
 )
 from .connection import ConnectionSettings
+from .durability import Durability
 from .embedded import EmbeddedRedis
 from .examples import Example, ExampleDecodeError, decode_example, encode_example
 from .ids import (
@@ -56,6 +57,7 @@ __all__ = [
     "ConnectionSettings",
     "ControlEvent",
     "CorruptBlob",
+    "Durability",
     "EmbeddedRedis",
     "Example",
     "ExampleDecodeError",

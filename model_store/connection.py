@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
@@ -35,6 +35,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from .durability import Durability
 from .protocol import StoreError, StoreUnavailable
 
 # Error replies that mean "this server cannot serve now" rather than "bad request".
@@ -49,8 +50,6 @@ _UNAVAILABLE_REPLIES = (
     "CLUSTERDOWN",
     "TRYAGAIN",
 )
-
-
 
 
 def _unavailable(reply: str) -> bool:
@@ -78,6 +77,8 @@ class ConnectionSettings:
     """A checkpoint blob goes to Redis in commands of at most this many bytes (see ``RedisModelStore``)."""
     cluster: bool = False
     """Talk to a Redis Cluster (also chosen by a ``redis+cluster://`` URL)."""
+    durability: Durability = field(default_factory=Durability)
+    """Opt-in WAIT/WAITAOF after every append (see :mod:`model_store.durability`)."""
 
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}

@@ -199,6 +199,10 @@ class ModelStore(Protocol):
         """Release connections; the store is unusable afterwards."""
         ...
 
+    async def check_durability(self) -> None:
+        """Raise :class:`StoreError` when an opt-in durability setting cannot be honoured here."""
+        ...
+
     # --- identity and layout --------------------------------------------------------------
 
     async def identity(self, create: bool) -> StoreIdentity | None:

@@ -27,6 +27,8 @@ import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
+from redis.asyncio.cluster import RedisCluster
+
 from .connection import (
     DEFAULT_CHECKPOINT_CHUNK_BYTES,
     Client,
@@ -34,6 +36,7 @@ from .connection import (
     connect,
     translate_redis_errors,
 )
+from .durability import Durability
 from .examples import Example, encode_example
 from .ids import (
     PredictionIdError,
@@ -67,6 +70,7 @@ from .protocol import (
     PendingPrediction,
     StoreError,
     StoreIdentity,
+    StoreUnavailable,
 )
 from .redis_layout import (
     checkpoint_manifest,
@@ -151,11 +155,13 @@ class RedisModelStore:
         append_done_ttl_seconds: float = 600.0,
         checkpoint_chunk_bytes: int = DEFAULT_CHECKPOINT_CHUNK_BYTES,
         checkpoint_staging_ttl_seconds: float = 300.0,
+        durability: Durability | None = None,
     ) -> None:
         if checkpoint_chunk_bytes < 1:
             raise ValueError(f"checkpoint_chunk_bytes must be at least 1, got {checkpoint_chunk_bytes}")
         self._redis = client
         self._blocking = blocking or client
+        self._durability = durability or Durability()
         self._append_done_ttl_ms = _ms(append_done_ttl_seconds, "append_done_ttl_seconds")
         self._chunk_bytes = checkpoint_chunk_bytes
         self._staging_ttl_ms = _ms(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
@@ -181,7 +187,49 @@ class RedisModelStore:
             connect(url, settings),
             blocking=connect(url, settings, max_connections=BLOCKING_CONNECTIONS),
             checkpoint_chunk_bytes=settings.checkpoint_chunk_bytes,
+            durability=settings.durability,
         )
+
+    async def check_durability(self) -> None:
+        """Refuse a durability option this Redis cannot honour (a clear error at start, not a
+        silently weaker guarantee)."""
+        wanted = self._durability
+        if not wanted.active:
+            return
+        if isinstance(self._redis, RedisCluster):
+            raise StoreError(
+                "WAIT/WAITAOF durability needs one connection to one primary and is not available with "
+                "Redis Cluster; configure min-replicas-to-write on the cluster's primaries instead"
+            )
+        if wanted.needs_waitaof:
+            with translate_redis_errors("check_durability"):
+                info = await self._redis.info("server")
+            version = tuple(int(part) for part in str(info.get("redis_version", "0")).split(".")[:2])
+            if version < (7, 2):
+                raise StoreError(
+                    f"WAITAOF (fsync confirmation) needs Redis 7.2 or later; this server is "
+                    f"{info.get('redis_version')}: use appendfsync always instead, or upgrade"
+                )
+
+    async def _append(self, script: Any, keys: list[Any], args: list[Any], action: str) -> Any:
+        """Run an append script; with :class:`Durability`, followed on the same connection by its
+        WAIT/WAITAOF, and refused (503) when that falls short."""
+        wanted = self._durability
+        with translate_redis_errors(action):
+            if not wanted.active:
+                return await script(keys=keys, args=args)
+            async with self._redis.pipeline(transaction=False) as pipe:
+                await script(keys=keys, args=args, client=pipe)
+                pipe.execute_command(*wanted.command())
+                reply, acknowledged = await pipe.execute()
+        shortfall = wanted.shortfall(acknowledged)
+        if shortfall is not None:
+            raise StoreUnavailable(
+                f"{action}: appended, but {shortfall} within {wanted.timeout_seconds:g} s; "
+                "a retry answers the outcome",
+                retry_after=1.0,
+            )
+        return reply
 
     async def ping(self) -> None:
         with translate_redis_errors("ping"):
@@ -437,8 +485,7 @@ class RedisModelStore:
             outcomes.append(None)  # decided by the script, in this order
             script_keys += [keys.pending(pid.token), keys.done(pid.token)]
             args += [prediction_id, pid.token, pid.ms, y_text]
-        with translate_redis_errors("label"):
-            reply = await self._label(keys=script_keys, args=args)
+        reply = await self._append(self._label, script_keys, args, "label")
         if not int(reply[0]):
             raise _gone(model, generation, reply[1])
         decided = iter(reply[1:])
@@ -474,8 +521,7 @@ class RedisModelStore:
             prediction_ids.append(prediction_id)
             script_keys.append(keys.done(parse_prediction_id(prediction_id).token))
             args += [prediction_id, encode_example(example), format_label(y)]
-        with translate_redis_errors("append_examples"):
-            reply = await self._append_examples(keys=script_keys, args=args)
+        reply = await self._append(self._append_examples, script_keys, args, "append_examples")
         if not int(reply[0]):
             raise _gone(model, generation, reply[1])
         flat = [_text(v) for v in reply[1:]]
@@ -490,11 +536,12 @@ class RedisModelStore:
         keys = GenerationKeys(model, generation)
         if not kind or kind == "label" or not kind.isidentifier():
             raise ValueError(f"an event kind is an identifier other than 'label', got {kind!r}")
-        with translate_redis_errors("append_event"):
-            reply = await self._append_event(
-                keys=[keys.log, keys.record, keys.sequence, keys.done(f"event:{request_id}")],
-                args=[generation, kind, body, format_float(at), self._append_done_ttl_ms],
-            )
+        reply = await self._append(
+            self._append_event,
+            [keys.log, keys.record, keys.sequence, keys.done(f"event:{request_id}")],
+            [generation, kind, body, format_float(at), self._append_done_ttl_ms],
+            "append_event",
+        )
         if not int(reply[0]):
             raise _gone(model, generation, reply[1])
         n = _text(reply[2])

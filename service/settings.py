@@ -27,6 +27,16 @@ class Settings(BaseSettings):
     """Socket timeout of every Redis command: a Redis that does not answer in time is unavailable
     (503). It must also cover moving the largest checkpoint (the whole learner state) both ways."""
     redis_connect_timeout_seconds: float = Field(2.0, gt=0, le=60)
+    redis_cluster: bool = False
+    """The Redis URL names a node of a Redis Cluster (also chosen by a ``redis+cluster://`` URL)."""
+    redis_wait_replicas: int = Field(0, ge=0, le=16)
+    """Acknowledge an append only once this many replicas have it (``WAIT``); 0: once the primary has it."""
+    redis_wait_aof: bool = False
+    """Acknowledge an append only once it is fsynced to the primary's append-only file (``WAITAOF``,
+    Redis 7.2+), and to ``redis_wait_replicas`` replicas' files."""
+    redis_wait_timeout_seconds: float = Field(1.0, gt=0, le=60)
+    """How long an append waits for those confirmations; past it, the answer is 503 (the label is in
+    the log, unconfirmed: a retry answers its outcome)."""
     redis_retries: int = Field(1, ge=0, le=10)
     """Retries of a command that failed on a connection error or timeout (the scripts are idempotent).
     A request waits for the store at most ``(1 + redis_retries) * redis_timeout_seconds``, plus

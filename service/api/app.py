@@ -18,7 +18,7 @@ from fastapi.telemetry import TelemetryConfig
 from prometheus_client import CollectorRegistry
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from model_store import ConnectionSettings, open_store
+from model_store import ConnectionSettings, Durability, open_store
 
 from .. import __version__
 from ..engine import Engine
@@ -110,6 +110,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             socket_timeout=settings.redis_timeout_seconds,
             connect_timeout=settings.redis_connect_timeout_seconds,
             retries=settings.redis_retries,
+            cluster=settings.redis_cluster,
+            durability=Durability(
+                replicas=settings.redis_wait_replicas,
+                aof_local=settings.redis_wait_aof,
+                timeout_seconds=settings.redis_wait_timeout_seconds,
+            ),
         )
         store, embedded = open_store(settings.redis_url, settings.data_dir, connection)
         if embedded is not None:

@@ -12,13 +12,14 @@ alone, a label pays one round trip.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from model_store import AppendResult, Example, LabelOutcome, ModelStore
+
+from .cancellation import finish, reraise_cancellation
 
 MAX_GROUP = 2000
 """At most this many labels go into one store call."""
@@ -70,10 +71,7 @@ class Appender:
 
     async def stop(self, error: Exception) -> None:
         """Stop appending; queued jobs fail with ``error``."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await finish(self._task, 2.0, cancel_first=True)
         while not self._queue.empty():
             _fail(self._queue.get_nowait().future, error)
 
@@ -94,6 +92,7 @@ class Appender:
                 try:
                     await self._append(run)
                 except Exception as exc:  # a store outage, a gone generation: these jobs see it
+                    reraise_cancellation()
                     for job in run:
                         _fail(job.future, exc)
 

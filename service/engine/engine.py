@@ -53,6 +53,7 @@ from ..features import FeatureError
 from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
 from ..settings import Settings
+from .cancellation import finish, reraise_cancellation
 from .errors import (
     EngineError,
     InvalidRequest,
@@ -124,6 +125,7 @@ class Engine:
         self.store_lost: str | None = None
         self._lock = asyncio.Lock()  # installing and removing models
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
         self._replica_settings = ReplicaSettings(
             replica_id=self.replica_id,
             label_window_seconds=settings.label_ttl_seconds,
@@ -163,17 +165,23 @@ class Engine:
     async def stop(self) -> None:
         """Stop following; the lease holders checkpoint their models (a clean shutdown)."""
         self.ready = False
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        self._stopping = True
+        control, maintenance = self._tasks or (None, None)
         shutting_down = ModelUnavailable("model", "the service is shutting down")
-        for replica in list(self.replicas.values()):
+
+        async def stop(replica: ModelReplica) -> None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(replica.stop(shutting_down, checkpoint=True), timeout=20)
 
+        await asyncio.gather(
+            finish(control, 3.0),
+            finish(maintenance, 1.0, cancel_first=True),
+            *(stop(replica) for replica in list(self.replicas.values())),
+        )
+
     async def _open_store(self) -> None:
         """The store's identity (written the first time); layout-1 models are migrated first."""
+        await self.store.check_durability()
         identity = await self.store.identity(create=False)
         if identity is None:
             await self._migrate_layout_1()
@@ -246,7 +254,7 @@ class Engine:
         """Apply life-cycle events as they come; reconcile with the records now and then."""
         reconcile_at = time.monotonic() + RECONCILE_SECONDS
         backoff = 0.05
-        while True:
+        while not self._stopping:
             try:
                 for event in await self.store.follow_control(position, 1.0):
                     position = event.event_id
@@ -258,6 +266,7 @@ class Engine:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                reraise_cancellation()
                 log.warning("following model changes failed (%s); retrying", exc)
                 await asyncio.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
@@ -606,8 +615,10 @@ class Engine:
             try:
                 await self.maintain_once()
             except StoreUnavailable as exc:
+                reraise_cancellation()
                 log.warning("maintenance skipped: %s", exc)
             except Exception:
+                reraise_cancellation()
                 log.exception("maintenance failed")
 
     async def maintain_once(self) -> None:

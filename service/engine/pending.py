@@ -14,11 +14,12 @@ by one, so a request is refused only for its own predictions.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from model_store import ModelStore, PendingLimitExceeded, PendingPrediction
+
+from .cancellation import finish, reraise_cancellation
 
 MAX_GROUP = 5000
 
@@ -51,10 +52,7 @@ class PendingWriter:
 
     async def stop(self, error: Exception) -> None:
         """Stop storing; queued requests fail with ``error``."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await finish(self._task, 2.0, cancel_first=True)
         while not self._queue.empty():
             _fail([self._queue.get_nowait()], error)
 
@@ -80,6 +78,7 @@ class PendingWriter:
                         _fail([batch], exc)
                 continue
             except Exception as exc:  # StoreUnavailable, or anything else: the requests see it
+                reraise_cancellation()
                 _fail(batches, exc)
                 continue
             _done(batches)

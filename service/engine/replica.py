@@ -42,11 +42,12 @@ from model_store import (
 
 from ..model_config import ModelConfig
 from .appender import Appender, AppendSettings
+from .cancellation import finish, reraise_cancellation
 from .checkpoint import CheckpointMismatch, Snapshot
 from .errors import ModelUnavailable
 from .observer import Observer
 from .pending import PendingWriter
-from .runtime import Applied, LogGap, ModelRuntime
+from .runtime import Applied, LogGap, LogRewound, ModelRuntime
 
 log = logging.getLogger("acog.engine")
 
@@ -128,6 +129,7 @@ class ModelReplica:
         self._checkpoint_requested = False
         self._lease_due = 0.0
         self._stored_seq = 0  # the newest committed checkpoint's sequence number, as last read
+        self._stopping = False
         self._state = asyncio.Lock()
         """Held while the runtime changes (the follower applies) or is encoded (a checkpoint)."""
 
@@ -159,10 +161,8 @@ class ModelReplica:
     async def stop(self, error: Exception, *, checkpoint: bool = False) -> None:
         """Stop following and appending (waiting requests fail with ``error``). With ``checkpoint``,
         the lease holder first writes a checkpoint of where it stopped (a clean shutdown)."""
-        if self._follower is not None:
-            self._follower.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._follower
+        self._stopping = True
+        await finish(self._follower, self.settings.follow_block_seconds + 2)
         await self._appender.stop(error)
         await self._pending.stop(error)
         if self._upload is not None:
@@ -284,7 +284,7 @@ class ModelReplica:
         for entry in entries:
             try:
                 applied = self.runtime.apply(entry)
-            except LogGap:
+            except (LogGap, LogRewound):
                 raise
             except Exception as exc:
                 raise _Fatal(f"applying log entry {entry.seq} ({entry.stream_id}) failed: {exc!r}") from exc
@@ -304,25 +304,39 @@ class ModelReplica:
                 self._apply(entries)
             except LogGap as gap:
                 await self._resync(gap)
+            except LogRewound as rewound:
+                await self._rewind(rewound)
 
     async def _resync(self, gap: LogGap) -> None:
         """Entries after this replica's position are gone: carry on from a checkpoint past them."""
-        self.resyncs += 1
-        self.observer.resynced(self.name)
         log.warning("model %s: %s; reloading a newer checkpoint", self.name, gap)
         await self._load_checkpoint(minimum=gap.got - 1)
+        self.resyncs += 1
+        self.observer.resynced(self.name)
         for seq in [s for s in self._waiters if s <= self.runtime.version]:
             for future in self._waiters.pop(seq):
                 if not future.done():
                     future.set_result(None)  # applied, as part of the checkpoint's state
 
-    async def _load_checkpoint(self, minimum: int) -> None:
-        """Restore the newest checkpoint that decodes. ``minimum``: the sequence number the state must
-        reach (a gap's end); a fresh start needs none (0)."""
+    async def _rewind(self, rewound: LogRewound) -> None:
+        """The log lost entries this replica applied: rebuild from a checkpoint before them."""
+        log.error(
+            "model %s: %s; rebuilding from a checkpoint before entry %d", self.name, rewound, rewound.seq
+        )
+        await self._load_checkpoint(minimum=0, maximum=rewound.seq - 1)
+        self.resyncs += 1
+        self.observer.resynced(self.name)
+
+    async def _load_checkpoint(self, minimum: int, maximum: int | None = None) -> None:
+        """Restore the newest checkpoint that decodes, whose state reaches entry ``minimum`` (a gap's
+        end; 0 on a fresh start) and does not pass entry ``maximum`` (where the log rewound). With
+        ``maximum`` and no such checkpoint, start afresh (the log then replays from its start)."""
         tried = 0
         async for checkpoint in self.store.iter_checkpoints(self.name, self.generation):  # newest first
-            if checkpoint.seq is not None and checkpoint.seq < max(minimum, self.runtime.version):
-                break  # older than what we need (or have)
+            if maximum is not None and (checkpoint.seq is None or checkpoint.seq > maximum):
+                continue
+            if checkpoint.seq is not None and checkpoint.seq < minimum:
+                break  # older than what we need
             tried += 1
             try:
                 self.runtime.restore(
@@ -338,6 +352,15 @@ class ModelReplica:
                 continue
             if self.runtime.version >= minimum:
                 return
+        if maximum is not None:
+            self.runtime = ModelRuntime(
+                self.name,
+                self.generation,
+                self.config,
+                self.settings.memory_budget,
+                self.settings.metrics_window,
+            )
+            return
         if minimum:
             raise _Fatal(
                 f"log entries after {self.runtime.version} are gone and no usable checkpoint reaches "
@@ -349,7 +372,7 @@ class ModelReplica:
     async def _follow(self) -> None:
         """The follower task: tail the log, apply, keep the lease, checkpoint; see the module docstring."""
         backoff = 0.05
-        while True:
+        while not self._stopping:
             try:
                 entries = await self.store.follow_log(
                     self.name,
@@ -363,6 +386,8 @@ class ModelReplica:
                         self._apply(entries)
                     except LogGap as gap:
                         await self._resync(gap)
+                    except LogRewound as rewound:
+                        await self._rewind(rewound)
                 await self._housekeeping()
                 backoff = 0.05
             except asyncio.CancelledError:
@@ -371,6 +396,7 @@ class ModelReplica:
                 self._fail(str(exc))
                 return
             except StoreError as exc:  # an outage: keep trying; predictions go on from memory
+                reraise_cancellation()
                 log.warning("model %s: following the log failed (%s); retrying", self.name, exc)
                 await asyncio.sleep(backoff)
                 backoff = min(1.0, backoff * 2)

@@ -37,6 +37,19 @@ class LogGap(Exception):
         self.got = got
 
 
+class LogRewound(Exception):
+    """The log holds another entry at a position already applied here: the store lost its newest
+    entries (a failover before they were replicated, a Redis restart that lost its last fsync) and
+    went on numbering from where it was. The state here is ahead of the log."""
+
+    def __init__(self, seq: int, applied_id: str, found_id: str) -> None:
+        super().__init__(
+            f"log entry {seq} is now {found_id}, but {applied_id} was applied at that position: the store "
+            "lost entries from there on"
+        )
+        self.seq = seq
+
+
 class UnknownEvent(Exception):
     """A log entry of a kind this version of the service cannot apply."""
 
@@ -104,11 +117,15 @@ class ModelRuntime:
         return parse_stream_id(stream_id) > parse_stream_id(self.applied_id)
 
     def apply(self, entry: LogEntry) -> Applied | None:
-        """Apply the next log entry. An entry applied already is skipped (None); one further on than
-        ``version + 1`` raises :class:`LogGap` and changes nothing. Entries of layout 1 carry no
-        number: they follow in stream order."""
+        """Apply the next log entry. An entry applied already is skipped (None), unless the log now
+        holds another entry at its position (:class:`LogRewound`); one further on than
+        ``version + 1`` raises :class:`LogGap`. Either changes nothing. Entries of layout 1 carry
+        no number: they follow in stream order."""
         if entry.seq is not None:
             if entry.seq <= self.version:
+                seen = self.recent.get(entry.seq)
+                if seen is not None and seen.stream_id != entry.stream_id:
+                    raise LogRewound(entry.seq, seen.stream_id, entry.stream_id)
                 return None
             if entry.seq != self.version + 1:
                 raise LogGap(self.name, self.version + 1, entry.seq)
