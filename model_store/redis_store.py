@@ -140,7 +140,9 @@ class RedisModelStore:
     the ids they appended, so that a retried call appends nothing twice. A checkpoint blob is
     sent in commands of at most ``checkpoint_chunk_bytes``; its staged chunks expire
     ``checkpoint_staging_ttl_seconds`` after the last one written unless it is committed (so the
-    chunks of a writer that crashed are dropped by Redis).
+    chunks of a writer that crashed are dropped by Redis). A blocking read waits at most
+    ``max_block_seconds`` (None: as long as asked), which must stay below the blocking client's
+    socket timeout: a read still blocked when the socket times out would look like an outage.
     """
 
     def __init__(
@@ -151,6 +153,7 @@ class RedisModelStore:
         append_done_ttl_seconds: float = 600.0,
         checkpoint_chunk_bytes: int = DEFAULT_CHECKPOINT_CHUNK_BYTES,
         checkpoint_staging_ttl_seconds: float = 300.0,
+        max_block_seconds: float | None = None,
     ) -> None:
         if checkpoint_chunk_bytes < 1:
             raise ValueError(f"checkpoint_chunk_bytes must be at least 1, got {checkpoint_chunk_bytes}")
@@ -159,6 +162,9 @@ class RedisModelStore:
         self._append_done_ttl_ms = _ms(append_done_ttl_seconds, "append_done_ttl_seconds")
         self._chunk_bytes = checkpoint_chunk_bytes
         self._staging_ttl_ms = _ms(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
+        self._max_block_ms = (
+            None if max_block_seconds is None else _ms(max_block_seconds, "max_block_seconds")
+        )
         register = client.register_script
         self._put_pending = register(PUT_PENDING)
         self._label = register(LABEL)
@@ -175,13 +181,20 @@ class RedisModelStore:
     @classmethod
     def from_url(cls, url: str, settings: ConnectionSettings | None = None) -> RedisModelStore:
         """A store on ``url`` (``redis://``, ``rediss://``, ``unix://``, ``redis+cluster://``);
-        connects lazily."""
+        connects lazily. Blocking reads wait at most half the socket timeout."""
         settings = settings or ConnectionSettings()
         return cls(
             connect(url, settings),
             blocking=connect(url, settings, max_connections=BLOCKING_CONNECTIONS),
             checkpoint_chunk_bytes=settings.checkpoint_chunk_bytes,
+            max_block_seconds=settings.socket_timeout / 2,
         )
+
+    def _block_ms(self, block_seconds: float) -> int:
+        """XREAD's BLOCK for a read asked to wait ``block_seconds``: never past ``max_block_seconds``
+        (the caller gets nothing sooner, which "up to" allows, rather than a socket timeout)."""
+        ms = _ms(block_seconds, "block_seconds")
+        return ms if self._max_block_ms is None else min(ms, self._max_block_ms)
 
     async def ping(self) -> None:
         with translate_redis_errors("ping"):
@@ -332,7 +345,7 @@ class RedisModelStore:
     async def follow_control(self, after: str, block_seconds: float) -> list[ControlEvent]:
         with translate_redis_errors("follow_control"):
             reply = await self._blocking.xread(
-                {CONTROL: _stream_id(after)}, count=1000, block=_ms(block_seconds, "block_seconds")
+                {CONTROL: _stream_id(after)}, count=1000, block=self._block_ms(block_seconds)
             )
         events = []
         for _, entries in cast(_XRead, reply) or []:
@@ -513,7 +526,7 @@ class RedisModelStore:
         keys = GenerationKeys(model, generation)
         with translate_redis_errors("follow_log"):
             reply = await self._blocking.xread(
-                {keys.log: _stream_id(after)}, count=count, block=_ms(block_seconds, "block_seconds")
+                {keys.log: _stream_id(after)}, count=count, block=self._block_ms(block_seconds)
             )
         return [
             log_entry(stream_id, fields)

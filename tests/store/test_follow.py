@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from model_store import LogEntry, RedisModelStore
+from model_store import ConnectionSettings, LogEntry, RedisModelStore
 
 from .conftest import Backend
 from .factories import HOLDER, WINDOW, append, label, new_model, pending
@@ -99,3 +99,22 @@ async def test_label_follow_checkpoint_trim_and_resume(any_store: RedisModelStor
         assert await a.lease("m", 1, "replica-c", 30) == "replica-c"
     finally:
         await b.close()
+
+
+async def test_a_block_longer_than_the_socket_timeout_is_cut_short_not_an_outage(redis_url: str) -> None:
+    """``follow_log``/``follow_control`` wait *up to* their block: asked to wait longer than the
+    client's socket timeout, they come back empty before it (the socket would time out first and
+    the read would look like a Redis outage)."""
+    store = RedisModelStore.from_url(redis_url, ConnectionSettings(socket_timeout=1.0, retries=0))
+    try:
+        await new_model(store)
+        started = time.monotonic()
+        assert await store.follow_log("m", 1, "0-0", 10, 3.0) == []
+        assert await store.follow_control(await store.control_position(), 3.0) == []
+        assert time.monotonic() - started < 2 * 1.0
+        follower = asyncio.create_task(store.follow_log("m", 1, "0-0", 10, 30.0))
+        await asyncio.sleep(0.1)
+        (entry,) = await append(store, 1)
+        assert [(e.stream_id, e.seq) for e in await asyncio.wait_for(follower, 1.0)] == [entry]
+    finally:
+        await store.close()
