@@ -50,6 +50,7 @@ from .keys import (
     STORE_IDENTITY,
     GenerationKeys,
     ModelKeys,
+    retired_legacy_key,
 )
 from .protocol import (
     Appended,
@@ -90,6 +91,7 @@ from .scripts import (
     LEASE,
     PUT_MODEL,
     PUT_PENDING,
+    RAISE_GENERATION_COUNTER,
     STAGE_CHUNK,
 )
 
@@ -173,6 +175,7 @@ class RedisModelStore:
         self._put_model = register(PUT_MODEL)
         self._delete_model = register(DELETE_MODEL)
         self._adopt_model = register(ADOPT_MODEL)
+        self._raise_generation_counter = register(RAISE_GENERATION_COUNTER)
         self._lease = register(LEASE)
         self._stage_chunk_script = register(STAGE_CHUNK)
         self._commit_checkpoint = register(COMMIT_CHECKPOINT)
@@ -229,18 +232,24 @@ class RedisModelStore:
 
     async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
         """Records of layout 1 (one ``acog:models`` hash) not migrated yet, with the last generation
-        issued for each name, sorted by name."""
+        issued for each name, sorted by name. A model whose layout-2 generation counter has
+        reached its record's generation was adopted already (it may be deleted or replaced since)."""
         with translate_redis_errors("legacy_models"):
             raw = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_MODELS))
             issued = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_GENERATIONS))
         records = sorted((legacy_model_record(value) for value in raw.values()), key=lambda r: r.name)
-        return [(r, int(issued.get(r.name.encode(), r.generation))) for r in records]
+        return [
+            (r, int(issued.get(r.name.encode(), r.generation)))
+            for r in records
+            if await self.last_generation(r.name) < r.generation
+        ]
 
     async def adopt_model(self, record: ModelRecord, last_generation: int, seq: int) -> bool:
         """Give a layout-1 model its own record and generation counter, its log's sequence counter
         starting at ``seq`` (the entries it already holds, counted by replaying them). The
         counter is written before the record, so no label is numbered from zero. False when
-        the model has a record already (another replica migrated it)."""
+        the model was adopted already (by another replica), even if it was deleted or replaced
+        since: its layout-2 generation counter has reached the record's generation."""
         keys = ModelKeys(record.name)
         gen = keys.generation(record.generation)
         with translate_redis_errors("adopt_model"):
@@ -258,11 +267,28 @@ class RedisModelStore:
         return bool(int(written))
 
     async def finish_layout_migration(self) -> None:
-        """Keep the layout-1 hashes under ``...:layout1`` (for an operator to inspect, then delete)."""
+        """Carry the generations layout 1 issued over to every name's generation counter, models
+        not adopted included (so a model created later under that name never reuses a generation,
+        nor appends to a leftover layout-1 log); then keep the layout-1 hashes under
+        :func:`~model_store.keys.retired_legacy_key` names (for an operator to inspect, then
+        delete). Safe to run again after a crash half-way."""
         with translate_redis_errors("finish_layout_migration"):
+            raw = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_MODELS))
+            issued = {
+                name.decode(): int(value)
+                for name, value in cast(
+                    dict[bytes, bytes], await self._redis.hgetall(LEGACY_GENERATIONS)
+                ).items()
+            }
+            for record in map(legacy_model_record, raw.values()):
+                issued[record.name] = max(issued.get(record.name, 0), record.generation)
+            for name, generation in sorted(issued.items()):
+                await self._raise_generation_counter(
+                    keys=[ModelKeys(name).generation_counter], args=[generation]
+                )
             for key in (LEGACY_MODELS, LEGACY_GENERATIONS):
                 if await self._redis.exists(key):
-                    await self._redis.rename(key, f"{key}:layout1")
+                    await self._redis.rename(key, retired_legacy_key(key))
 
     # -- models ----------------------------------------------------------------------------
 

@@ -204,14 +204,28 @@ ADOPT_MODEL = """
 -- The layout migration: KEYS[1] model record, KEYS[2] generation counter, KEYS[3] sequence counter of
 -- the generation. ARGV[1] generation, ARGV[2] config JSON, ARGV[3] created_at, ARGV[4] last
 -- generation issued, ARGV[5] the sequence number the log has reached.
--- Writes the record only if none exists yet (another replica may have migrated it first);
--- the sequence counter first, so that no label is ever numbered from zero. Returns 1 if written.
+-- Writes the record only if the model was not adopted yet (another replica may have migrated it
+-- first); the sequence counter first, so that no label is ever numbered from zero. Returns 1 if written.
+-- A generation counter at or past the record's generation means the model was adopted before (and
+-- deleted or replaced since): a late adopter must not bring the old record back.
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('SET', KEYS[3], ARGV[5], 'NX')
 local issued = tonumber(redis.call('GET', KEYS[2]) or '0')
+if issued >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[3], ARGV[5], 'NX')
 if issued < tonumber(ARGV[4]) then redis.call('SET', KEYS[2], ARGV[4]) end
 redis.call('HSET', KEYS[1], 'generation', ARGV[1], 'config', ARGV[2], 'created_at', ARGV[3])
 return 1
+"""
+
+RAISE_GENERATION_COUNTER = """
+-- The end of the layout migration: KEYS[1] a model's generation counter, ARGV[1] the last generation
+-- layout 1 issued for it. The counter becomes at least that (generations never repeat); returns it.
+local issued = tonumber(redis.call('GET', KEYS[1]) or '0')
+if issued < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return tonumber(ARGV[1])
+end
+return issued
 """
 
 LEASE = """

@@ -23,6 +23,8 @@ from model_store import (
     parse_prediction_id,
 )
 
+from ..support.redis_cluster import RedisClusterProcesses
+from .conftest import flush_cluster
 from .factories import DONE_TTL, HOLDER, WINDOW, example, label, pending
 
 pytestmark = pytest.mark.anyio
@@ -142,8 +144,8 @@ async def test_adopting_models_then_retiring_layout_1(
     await store.finish_layout_migration()
     assert await store.legacy_models() == []
     assert not redis_client.exists("acog:models", "acog:generations")
-    assert redis_client.hget("acog:models:layout1", "a") == record_json(A).encode()  # kept for an operator
-    assert redis_client.hget("acog:generations:layout1", "a") == b"3"
+    assert redis_client.hget("{acog:models}:layout1", "a") == record_json(A).encode()  # kept for an operator
+    assert redis_client.hget("{acog:generations}:layout1", "a") == b"3"
     await store.finish_layout_migration()  # nothing left: a no-op
     assert await store.load_models() == [A, B]
     # generations go on from the last one layout 1 issued
@@ -154,3 +156,60 @@ async def test_a_fresh_store_has_nothing_to_migrate(store: RedisModelStore) -> N
     assert await store.legacy_models() == []
     await store.finish_layout_migration()
     assert await store.identity(create=False) is None
+
+
+async def test_an_adopted_model_is_migrated_even_once_deleted(
+    store: RedisModelStore, redis_client: redis.Redis
+) -> None:
+    """Two replicas migrate at once; one finishes, serves, and the model is deleted; the slower one
+    then adopts the same layout-1 record: that must not bring the deleted model back, and a model
+    adopted already is no longer listed as left to migrate."""
+    write_layout_1(redis_client)
+    assert await store.adopt_model(A, 3, 3)
+    assert await store.legacy_models() == [(B, 1)]
+    assert await store.delete_model("a") == 2
+    assert await store.legacy_models() == [(B, 1)]
+    assert not await store.adopt_model(A, 3, 3)
+    assert await store.load_model("a") is None and await store.load_models() == []
+    # replaced since: the newer generation stays
+    assert await store.adopt_model(B, 1, 0)
+    replaced = await store.put_model("b", {"algorithm": "acog"}, 2.0, 1)
+    assert not await store.adopt_model(B, 1, 0)
+    assert await store.load_models() == [replaced]
+
+
+async def test_generations_of_models_left_behind_never_repeat(
+    store: RedisModelStore, redis_client: redis.Redis
+) -> None:
+    """A layout-1 model that was not adopted (its configuration no longer loads, say), and one
+    deleted under layout 1 (its name only in the generations hash): once layout 1 is retired, a
+    model created under either name gets a generation layout 1 never issued, so it never appends
+    to a leftover layout-1 log or answers for an old generation's prediction ids."""
+    write_layout_1(redis_client)
+    redis_client.hset("acog:generations", "c", 5)
+    assert await store.adopt_model(A, 3, 3)  # b is left behind
+    await store.finish_layout_migration()
+    assert (await store.last_generation("b"), await store.last_generation("c")) == (1, 5)
+    assert (await store.put_model("b", {}, 0.0, 0)).generation == 2
+    assert (await store.put_model("c", {}, 0.0, 0)).generation == 6
+    assert await store.last_generation("a") == 3
+
+
+async def test_the_migration_on_a_redis_cluster(redis_cluster: RedisClusterProcesses) -> None:
+    """The layout-1 hashes have no hash tag (they sit on their own shards): reading, adopting and
+    retiring them works on a cluster too."""
+    flush_cluster(redis_cluster)
+    store = RedisModelStore.from_url(redis_cluster.url)
+    try:
+        with redis_cluster.client() as client:
+            write_layout_1(client)  # type: ignore[arg-type]
+            assert await store.legacy_models() == [(A, 3), (B, 1)]
+            assert await store.adopt_model(A, 3, 3) and await store.adopt_model(B, 1, 0)
+            await store.finish_layout_migration()
+            assert await store.legacy_models() == []
+            assert not client.exists("acog:models") and not client.exists("acog:generations")
+        assert await store.load_models() == [A, B]
+        assert [e.seq for e in await store.read_log("a", 2, "0-0", 10)] == [None, None, None]
+    finally:
+        await store.close()
+        flush_cluster(redis_cluster)
