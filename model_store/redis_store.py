@@ -305,6 +305,7 @@ class RedisModelStore:
             )
             if not int(ok):
                 raise _gone(name, expected_generation or 0, generation)
+            await self._redis.sadd(MODEL_NAMES, name)  # again: a concurrent delete_model may have unlisted it
             record = ModelRecord(name, int(generation), config, created_at)
             await self._announce("put", name, record.generation)
         return record
@@ -327,14 +328,23 @@ class RedisModelStore:
             return int(await self._redis.get(keys.generation_counter) or 0)
 
     async def delete_model(self, name: str) -> int | None:
+        """Delete the record, unlist the name, announce, then drop the data of every generation
+        issued up to the deletion. The name set and the record sit on different Redis Cluster
+        slots, so another replica may create the model again meanwhile: its ``put_model`` lists
+        the name after writing the record, and this re-lists it when a record is back after
+        unlisting, so a current model always stays listed; its generation is numbered past the
+        ones this drops."""
         keys = ModelKeys(name)
         with translate_redis_errors("delete_model"):
-            deleted = int(await self._delete_model(keys=[keys.record]))
+            deleted, issued = (
+                int(value) for value in await self._delete_model(keys=[keys.record, keys.generation_counter])
+            )
             await self._redis.srem(MODEL_NAMES, name)
+            if await self._redis.exists(keys.record):
+                await self._redis.sadd(MODEL_NAMES, name)
             if deleted:
                 await self._announce("delete", name, deleted)
-            last = int(await self._redis.get(keys.generation_counter) or 0)
-        for generation in range(1, last + 1):
+        for generation in range(1, issued + 1):
             await self.delete_generation(name, generation)
         return deleted or None
 

@@ -193,11 +193,13 @@ return {1, tostring(generation)}
 """
 
 DELETE_MODEL = """
--- KEYS[1] model record. Deletes it (the generation counter stays); returns the deleted
--- generation, or '0' when there was none.
+-- KEYS[1] model record, KEYS[2] generation counter. Deletes the record (the counter stays);
+-- returns {the deleted generation or '0' when there was none, the last generation issued}. Every
+-- generation up to the second is dead from now on (a new one will be numbered past it), so its
+-- data may go, whatever is created meanwhile.
 local current = redis.call('HGET', KEYS[1], 'generation') or '0'
 redis.call('DEL', KEYS[1])
-return current
+return {current, redis.call('GET', KEYS[2]) or '0'}
 """
 
 ADOPT_MODEL = """

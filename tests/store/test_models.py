@@ -4,11 +4,12 @@ generation's data. The records and life cycle run on a single Redis and on a Red
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 import redis
 
-from model_store import GenerationGone, ModelRecord, RedisModelStore
+from model_store import Appended, GenerationGone, ModelRecord, RedisModelStore
 
 from .conftest import Backend
 from .factories import HOLDER, append, new_model, pending, snapshot
@@ -149,3 +150,51 @@ async def test_delete_model_drops_every_generation(store: RedisModelStore, redis
     assert not redis_client.keys("acog:{m}:*:log") and not redis_client.keys("acog:{m}:model")
     assert redis_client.get("acog:{m}:generations") == b"2"  # kept: generations never repeat
     assert len(await store.read_log("n", 1, "0-0", 10)) == 1
+
+
+@pytest.mark.parametrize("put_after", ["the record is deleted", "the name is unlisted"])
+async def test_a_model_re_created_during_its_deletion_keeps_its_record_and_log(
+    store: RedisModelStore, redis_url: str, monkeypatch: pytest.MonkeyPatch, put_after: str
+) -> None:
+    """Replica A deletes the model while replica B creates it again and acknowledges a label: the
+    new generation stays listed and keeps its log; only the deleted generations' data goes."""
+    other = RedisModelStore.from_url(redis_url)
+    try:
+        await new_model(store)
+        await append(store, 2)
+        created: list[tuple[ModelRecord, Appended]] = []
+
+        async def another_replica_puts() -> None:
+            record = await other.put_model("m", {"v": 2}, 2.0, 0)
+            (entry,) = await append(other, 1, generation=record.generation)
+            created.append((record, entry))
+
+        if put_after == "the record is deleted":
+            delete_script = store._delete_model
+
+            async def delete_then_put(
+                keys: list[str], args: list[Any] | None = None, client: Any = None
+            ) -> Any:
+                answer = await delete_script(keys=keys, args=args or [])
+                await another_replica_puts()
+                return answer
+
+            monkeypatch.setattr(store, "_delete_model", delete_then_put)
+        else:
+            srem = store._redis.srem
+
+            async def unlist_then_put(*args: Any) -> Any:
+                answer = await srem(*args)
+                await another_replica_puts()
+                return answer
+
+            monkeypatch.setattr(store._redis, "srem", unlist_then_put)
+        assert await store.delete_model("m") == 1
+        ((record, entry),) = created
+        assert record.generation == 2
+        assert await store.load_models() == [record]
+        assert [(e.stream_id, e.seq) for e in await store.read_log("m", 2, "0-0", 10)] == [entry]
+        assert await store.log_sequence("m", 2) == 1
+        assert await store.read_log("m", 1, "0-0", 10) == []  # the deleted generation's log went
+    finally:
+        await other.close()
