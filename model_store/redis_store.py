@@ -85,6 +85,7 @@ from .scripts import (
     APPEND_EVENT,
     APPEND_EXAMPLES,
     COMMIT_CHECKPOINT,
+    CREATE_IDENTITY,
     DELETE_GENERATION,
     DELETE_MODEL,
     LABEL,
@@ -176,6 +177,7 @@ class RedisModelStore:
         self._delete_model = register(DELETE_MODEL)
         self._adopt_model = register(ADOPT_MODEL)
         self._raise_generation_counter = register(RAISE_GENERATION_COUNTER)
+        self._create_identity = register(CREATE_IDENTITY)
         self._lease = register(LEASE)
         self._stage_chunk_script = register(STAGE_CHUNK)
         self._commit_checkpoint = register(COMMIT_CHECKPOINT)
@@ -217,12 +219,15 @@ class RedisModelStore:
     # -- identity and layout ---------------------------------------------------------------
 
     async def identity(self, create: bool) -> StoreIdentity | None:
+        """With ``create``, one script writes whichever of the two fields is missing (concurrent
+        creators agree on the first epoch; a creation cut short in between is completed)."""
         with translate_redis_errors("identity"):
             fields = cast(dict[bytes, bytes], await self._redis.hgetall(STORE_IDENTITY))
-            if not fields and create:
-                await self._redis.hsetnx(STORE_IDENTITY, "epoch", secrets.token_hex(8))
-                await self._redis.hsetnx(STORE_IDENTITY, "layout", str(LAYOUT))
-                fields = cast(dict[bytes, bytes], await self._redis.hgetall(STORE_IDENTITY))
+            if create and (b"epoch" not in fields or b"layout" not in fields):
+                epoch, layout = await self._create_identity(
+                    keys=[STORE_IDENTITY], args=[secrets.token_hex(8), LAYOUT]
+                )
+                fields = {b"epoch": epoch, b"layout": layout}
         if not fields:
             return None
         try:

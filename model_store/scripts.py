@@ -219,6 +219,15 @@ redis.call('HSET', KEYS[1], 'generation', ARGV[1], 'config', ARGV[2], 'created_a
 return 1
 """
 
+CREATE_IDENTITY = """
+-- KEYS[1] the store identity hash; ARGV[1] a new random epoch, ARGV[2] the layout. Writes each field
+-- that is missing, in one step (a creation interrupted half-way is completed, keeping its epoch);
+-- returns {epoch, layout} as stored.
+redis.call('HSETNX', KEYS[1], 'epoch', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'layout', ARGV[2])
+return redis.call('HMGET', KEYS[1], 'epoch', 'layout')
+"""
+
 RAISE_GENERATION_COUNTER = """
 -- The end of the layout migration: KEYS[1] a model's generation counter, ARGV[1] the last generation
 -- layout 1 issued for it. The counter becomes at least that (generations never repeat); returns it.

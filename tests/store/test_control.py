@@ -96,3 +96,13 @@ async def test_a_malformed_identity_is_an_error(store: RedisModelStore, redis_cl
     redis_client.hset("acog:{acog}:identity", mapping={"epoch": "e", "layout": "two"})
     with pytest.raises(StoreError, match="identity"):
         await store.identity(create=False)
+
+
+async def test_an_identity_half_written_is_completed_not_malformed_for_ever(
+    store: RedisModelStore, redis_client: redis.Redis
+) -> None:
+    """A first start that stopped between writing the epoch and the layout: the next start (which
+    creates) completes it, keeping the epoch, instead of failing on it at every start."""
+    redis_client.hset("acog:{acog}:identity", "epoch", "0123456789abcdef")
+    assert await store.identity(create=True) == StoreIdentity("0123456789abcdef", 2)
+    assert await store.identity(create=False) == StoreIdentity("0123456789abcdef", 2)
