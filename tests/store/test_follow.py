@@ -8,6 +8,7 @@ import asyncio
 import time
 
 import pytest
+from redis import Redis
 
 from model_store import ConnectionSettings, LogEntry, RedisModelStore
 
@@ -20,31 +21,34 @@ pytestmark = pytest.mark.anyio
 async def test_follow_log_blocks_and_wakes_on_an_append_from_another_client(
     any_store: RedisModelStore, backend: Backend
 ) -> None:
-    await new_model(any_store)
     other = RedisModelStore.from_url(backend.url)  # another replica
     try:
-        follower = asyncio.create_task(any_store.follow_log("m", 1, "0-0", 100, 3.0))
+        await new_model(other)  # (its client has found the shards and loaded its scripts)
+        follower = asyncio.create_task(any_store.follow_log("m", 1, "0-0", 100, 60.0))
         await asyncio.sleep(0.3)
         assert not follower.done()  # blocked: nothing to read yet
-        appended_at = time.monotonic()
         (entry,) = await append(other, 1)
-        entries = await asyncio.wait_for(follower, 2.0)
-        woke_after = time.monotonic() - appended_at
+        entries = await asyncio.wait_for(follower, 5.0)
+        # woken by the append: a block that ran out first would have answered nothing
         assert [(e.stream_id, e.seq) for e in entries] == [entry]
-        assert woke_after < 1.0  # woken by the append, not by the end of the block
     finally:
         await other.close()
 
 
-async def test_follow_log_returns_what_is_there_without_waiting(store: RedisModelStore) -> None:
-    await new_model(store)
-    entries = await append(store, 5)
-    started = time.monotonic()
-    first = await store.follow_log("m", 1, "0-0", 3, 5.0)
-    rest = await store.follow_log("m", 1, first[-1].stream_id, 100, 5.0)
-    assert time.monotonic() - started < 1.0
-    assert [(e.stream_id, e.seq) for e in first + rest] == entries
-    assert first + rest == await store.read_log("m", 1, "0-0", 100)
+async def test_follow_log_returns_what_is_there_without_waiting(redis_client: Redis, redis_url: str) -> None:
+    """(``redis_client`` empties the test database around it.)"""
+    store = RedisModelStore.from_url(redis_url, ConnectionSettings(socket_timeout=60.0))
+    try:
+        await new_model(store)
+        entries = await append(store, 5)
+        started = time.monotonic()
+        first = await store.follow_log("m", 1, "0-0", 3, 20.0)
+        rest = await store.follow_log("m", 1, first[-1].stream_id, 100, 20.0)
+        assert time.monotonic() - started < 10.0  # neither waited its 20 s
+        assert [(e.stream_id, e.seq) for e in first + rest] == entries
+        assert first + rest == await store.read_log("m", 1, "0-0", 100)
+    finally:
+        await store.close()
 
 
 async def test_follow_log_gives_nothing_after_its_block(store: RedisModelStore) -> None:
@@ -52,7 +56,7 @@ async def test_follow_log_gives_nothing_after_its_block(store: RedisModelStore) 
     (entry,) = await append(store, 1)
     started = time.monotonic()
     assert await store.follow_log("m", 1, entry.stream_id, 10, 0.2) == []
-    assert 0.19 <= time.monotonic() - started < 2.0
+    assert 0.19 <= time.monotonic() - started < 5.0
     with pytest.raises(ValueError):
         await store.follow_log("m", 1, "$", 10, 0.2)  # a position is a stream id
 
@@ -111,7 +115,7 @@ async def test_a_block_longer_than_the_socket_timeout_is_cut_short_not_an_outage
         started = time.monotonic()
         assert await store.follow_log("m", 1, "0-0", 10, 3.0) == []
         assert await store.follow_control(await store.control_position(), 3.0) == []
-        assert time.monotonic() - started < 2 * 1.0
+        assert time.monotonic() - started < 4.0  # each waited at most 0.5 s
         follower = asyncio.create_task(store.follow_log("m", 1, "0-0", 10, 30.0))
         await asyncio.sleep(0.1)
         (entry,) = await append(store, 1)
