@@ -40,9 +40,9 @@ async def test_the_lease_is_taken_renewed_refused_released(
 ) -> None:
     assert await store.lease("m", 1, "a", 10) == "a"
     ttl = redis_client.pttl("acog:{m}:1:writer")
-    assert 9_000 < ttl <= 10_000
+    assert 5_000 < ttl <= 10_000
     assert await store.lease("m", 1, "a", 60) == "a"  # renewed, with the new TTL
-    assert 59_000 < redis_client.pttl("acog:{m}:1:writer") <= 60_000
+    assert 15_000 < redis_client.pttl("acog:{m}:1:writer") <= 60_000
     assert await store.lease("m", 1, "b", 60) == "a"  # held: b is told who holds it
     assert await store.lease("m", 2, "b", 60) == "b"  # per generation
     await store.release_lease("m", 1, "b")  # not b's to release
@@ -59,9 +59,9 @@ async def test_an_expired_lease_lets_another_replica_take_it(store: RedisModelSt
     the dead holder's checkpoint is refused."""
     await new_model(store)
     (entry,) = await append(store, 1)
-    assert await store.lease("m", 1, "dead", 0.1) == "dead"
+    assert await store.lease("m", 1, "dead", 0.5) == "dead"
     assert await store.lease("m", 1, "b", 10) == "dead"
-    await asyncio.sleep(0.15)
+    await asyncio.sleep(0.6)
     assert await store.lease("m", 1, "b", 10) == "b"
     with pytest.raises(StoreError, match="lease"):
         await checkpoint(store, b"late", entry, holder="dead")
