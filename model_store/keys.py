@@ -39,6 +39,13 @@ LEGACY_MODELS = "acog:models"
 LEGACY_GENERATIONS = "acog:generations"
 """hash (layout 1): name -> last generation issued; read once by the layout migration."""
 
+
+def retired_legacy_key(key: str) -> str:
+    """The name a layout-1 key is kept under once the migration retires it: ``{<key>}:layout1``,
+    whose hash tag puts it in the same Redis Cluster slot as ``key`` (which RENAME needs)."""
+    return f"{{{key}}}:layout1"
+
+
 LAYOUT = 2
 """The key layout this code writes: 2 adds per-model records, sequence numbers and leases."""
 

@@ -346,7 +346,8 @@ class ModelStore(Protocol):
     async def follow_log(
         self, model: str, generation: int, after: str, count: int, block_seconds: float
     ) -> list[LogEntry]:
-        """Like :meth:`read_log`, but waits up to ``block_seconds`` for an entry when there is none."""
+        """Like :meth:`read_log`, but waits up to ``block_seconds`` for an entry when there is none
+        (it may come back empty sooner: the Redis store waits at most half its socket timeout)."""
         ...
 
     async def log_sequence(self, model: str, generation: int) -> int:

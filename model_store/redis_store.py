@@ -53,6 +53,7 @@ from .keys import (
     STORE_IDENTITY,
     GenerationKeys,
     ModelKeys,
+    retired_legacy_key,
 )
 from .protocol import (
     Appended,
@@ -88,12 +89,14 @@ from .scripts import (
     APPEND_EVENT,
     APPEND_EXAMPLES,
     COMMIT_CHECKPOINT,
+    CREATE_IDENTITY,
     DELETE_GENERATION,
     DELETE_MODEL,
     LABEL,
     LEASE,
     PUT_MODEL,
     PUT_PENDING,
+    RAISE_GENERATION_COUNTER,
     STAGE_CHUNK,
 )
 
@@ -144,7 +147,9 @@ class RedisModelStore:
     the ids they appended, so that a retried call appends nothing twice. A checkpoint blob is
     sent in commands of at most ``checkpoint_chunk_bytes``; its staged chunks expire
     ``checkpoint_staging_ttl_seconds`` after the last one written unless it is committed (so the
-    chunks of a writer that crashed are dropped by Redis).
+    chunks of a writer that crashed are dropped by Redis). A blocking read waits at most
+    ``max_block_seconds`` (None: as long as asked), which must stay below the blocking client's
+    socket timeout: a read still blocked when the socket times out would look like an outage.
     """
 
     def __init__(
@@ -156,6 +161,7 @@ class RedisModelStore:
         checkpoint_chunk_bytes: int = DEFAULT_CHECKPOINT_CHUNK_BYTES,
         checkpoint_staging_ttl_seconds: float = 300.0,
         durability: Durability | None = None,
+        max_block_seconds: float | None = None,
     ) -> None:
         if checkpoint_chunk_bytes < 1:
             raise ValueError(f"checkpoint_chunk_bytes must be at least 1, got {checkpoint_chunk_bytes}")
@@ -165,6 +171,9 @@ class RedisModelStore:
         self._append_done_ttl_ms = _ms(append_done_ttl_seconds, "append_done_ttl_seconds")
         self._chunk_bytes = checkpoint_chunk_bytes
         self._staging_ttl_ms = _ms(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
+        self._max_block_ms = (
+            None if max_block_seconds is None else _ms(max_block_seconds, "max_block_seconds")
+        )
         register = client.register_script
         self._put_pending = register(PUT_PENDING)
         self._label = register(LABEL)
@@ -173,6 +182,8 @@ class RedisModelStore:
         self._put_model = register(PUT_MODEL)
         self._delete_model = register(DELETE_MODEL)
         self._adopt_model = register(ADOPT_MODEL)
+        self._raise_generation_counter = register(RAISE_GENERATION_COUNTER)
+        self._create_identity = register(CREATE_IDENTITY)
         self._lease = register(LEASE)
         self._stage_chunk_script = register(STAGE_CHUNK)
         self._commit_checkpoint = register(COMMIT_CHECKPOINT)
@@ -181,13 +192,14 @@ class RedisModelStore:
     @classmethod
     def from_url(cls, url: str, settings: ConnectionSettings | None = None) -> RedisModelStore:
         """A store on ``url`` (``redis://``, ``rediss://``, ``unix://``, ``redis+cluster://``);
-        connects lazily."""
+        connects lazily. Blocking reads wait at most half the socket timeout."""
         settings = settings or ConnectionSettings()
         return cls(
             connect(url, settings),
             blocking=connect(url, settings, max_connections=BLOCKING_CONNECTIONS),
             checkpoint_chunk_bytes=settings.checkpoint_chunk_bytes,
             durability=settings.durability,
+            max_block_seconds=settings.socket_timeout / 2,
         )
 
     async def check_durability(self) -> None:
@@ -231,6 +243,12 @@ class RedisModelStore:
             )
         return reply
 
+    def _block_ms(self, block_seconds: float) -> int:
+        """XREAD's BLOCK for a read asked to wait ``block_seconds``: never past ``max_block_seconds``
+        (the caller gets nothing sooner, which "up to" allows, rather than a socket timeout)."""
+        ms = _ms(block_seconds, "block_seconds")
+        return ms if self._max_block_ms is None else min(ms, self._max_block_ms)
+
     async def ping(self) -> None:
         with translate_redis_errors("ping"):
             await self._redis.ping()
@@ -249,12 +267,15 @@ class RedisModelStore:
     # -- identity and layout ---------------------------------------------------------------
 
     async def identity(self, create: bool) -> StoreIdentity | None:
+        """With ``create``, one script writes whichever of the two fields is missing (concurrent
+        creators agree on the first epoch; a creation cut short in between is completed)."""
         with translate_redis_errors("identity"):
             fields = cast(dict[bytes, bytes], await self._redis.hgetall(STORE_IDENTITY))
-            if not fields and create:
-                await self._redis.hsetnx(STORE_IDENTITY, "epoch", secrets.token_hex(8))
-                await self._redis.hsetnx(STORE_IDENTITY, "layout", str(LAYOUT))
-                fields = cast(dict[bytes, bytes], await self._redis.hgetall(STORE_IDENTITY))
+            if create and (b"epoch" not in fields or b"layout" not in fields):
+                epoch, layout = await self._create_identity(
+                    keys=[STORE_IDENTITY], args=[secrets.token_hex(8), LAYOUT]
+                )
+                fields = {b"epoch": epoch, b"layout": layout}
         if not fields:
             return None
         try:
@@ -264,18 +285,24 @@ class RedisModelStore:
 
     async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
         """Records of layout 1 (one ``acog:models`` hash) not migrated yet, with the last generation
-        issued for each name, sorted by name."""
+        issued for each name, sorted by name. A model whose layout-2 generation counter has
+        reached its record's generation was adopted already (it may be deleted or replaced since)."""
         with translate_redis_errors("legacy_models"):
             raw = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_MODELS))
             issued = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_GENERATIONS))
         records = sorted((legacy_model_record(value) for value in raw.values()), key=lambda r: r.name)
-        return [(r, int(issued.get(r.name.encode(), r.generation))) for r in records]
+        return [
+            (r, int(issued.get(r.name.encode(), r.generation)))
+            for r in records
+            if await self.last_generation(r.name) < r.generation
+        ]
 
     async def adopt_model(self, record: ModelRecord, last_generation: int, seq: int) -> bool:
         """Give a layout-1 model its own record and generation counter, its log's sequence counter
         starting at ``seq`` (the entries it already holds, counted by replaying them). The
         counter is written before the record, so no label is numbered from zero. False when
-        the model has a record already (another replica migrated it)."""
+        the model was adopted already (by another replica), even if it was deleted or replaced
+        since: its layout-2 generation counter has reached the record's generation."""
         keys = ModelKeys(record.name)
         gen = keys.generation(record.generation)
         with translate_redis_errors("adopt_model"):
@@ -293,11 +320,28 @@ class RedisModelStore:
         return bool(int(written))
 
     async def finish_layout_migration(self) -> None:
-        """Keep the layout-1 hashes under ``...:layout1`` (for an operator to inspect, then delete)."""
+        """Carry the generations layout 1 issued over to every name's generation counter, models
+        not adopted included (so a model created later under that name never reuses a generation,
+        nor appends to a leftover layout-1 log); then keep the layout-1 hashes under
+        :func:`~model_store.keys.retired_legacy_key` names (for an operator to inspect, then
+        delete). Safe to run again after a crash half-way."""
         with translate_redis_errors("finish_layout_migration"):
+            raw = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_MODELS))
+            issued = {
+                name.decode(): int(value)
+                for name, value in cast(
+                    dict[bytes, bytes], await self._redis.hgetall(LEGACY_GENERATIONS)
+                ).items()
+            }
+            for record in map(legacy_model_record, raw.values()):
+                issued[record.name] = max(issued.get(record.name, 0), record.generation)
+            for name, generation in sorted(issued.items()):
+                await self._raise_generation_counter(
+                    keys=[ModelKeys(name).generation_counter], args=[generation]
+                )
             for key in (LEGACY_MODELS, LEGACY_GENERATIONS):
                 if await self._redis.exists(key):
-                    await self._redis.rename(key, f"{key}:layout1")
+                    await self._redis.rename(key, retired_legacy_key(key))
 
     # -- models ----------------------------------------------------------------------------
 
@@ -314,6 +358,7 @@ class RedisModelStore:
             )
             if not int(ok):
                 raise _gone(name, expected_generation or 0, generation)
+            await self._redis.sadd(MODEL_NAMES, name)  # again: a concurrent delete_model may have unlisted it
             record = ModelRecord(name, int(generation), config, created_at)
             await self._announce("put", name, record.generation)
         return record
@@ -336,14 +381,23 @@ class RedisModelStore:
             return int(await self._redis.get(keys.generation_counter) or 0)
 
     async def delete_model(self, name: str) -> int | None:
+        """Delete the record, unlist the name, announce, then drop the data of every generation
+        issued up to the deletion. The name set and the record sit on different Redis Cluster
+        slots, so another replica may create the model again meanwhile: its ``put_model`` lists
+        the name after writing the record, and this re-lists it when a record is back after
+        unlisting, so a current model always stays listed; its generation is numbered past the
+        ones this drops."""
         keys = ModelKeys(name)
         with translate_redis_errors("delete_model"):
-            deleted = int(await self._delete_model(keys=[keys.record]))
+            deleted, issued = (
+                int(value) for value in await self._delete_model(keys=[keys.record, keys.generation_counter])
+            )
             await self._redis.srem(MODEL_NAMES, name)
+            if await self._redis.exists(keys.record):
+                await self._redis.sadd(MODEL_NAMES, name)
             if deleted:
                 await self._announce("delete", name, deleted)
-            last = int(await self._redis.get(keys.generation_counter) or 0)
-        for generation in range(1, last + 1):
+        for generation in range(1, issued + 1):
             await self.delete_generation(name, generation)
         return deleted or None
 
@@ -380,7 +434,7 @@ class RedisModelStore:
     async def follow_control(self, after: str, block_seconds: float) -> list[ControlEvent]:
         with translate_redis_errors("follow_control"):
             reply = await self._blocking.xread(
-                {CONTROL: _stream_id(after)}, count=1000, block=_ms(block_seconds, "block_seconds")
+                {CONTROL: _stream_id(after)}, count=1000, block=self._block_ms(block_seconds)
             )
         events = []
         for _, entries in cast(_XRead, reply) or []:
@@ -560,7 +614,7 @@ class RedisModelStore:
         keys = GenerationKeys(model, generation)
         with translate_redis_errors("follow_log"):
             reply = await self._blocking.xread(
-                {keys.log: _stream_id(after)}, count=count, block=_ms(block_seconds, "block_seconds")
+                {keys.log: _stream_id(after)}, count=count, block=self._block_ms(block_seconds)
             )
         return [
             log_entry(stream_id, fields)

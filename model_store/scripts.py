@@ -193,25 +193,50 @@ return {1, tostring(generation)}
 """
 
 DELETE_MODEL = """
--- KEYS[1] model record. Deletes it (the generation counter stays); returns the deleted
--- generation, or '0' when there was none.
+-- KEYS[1] model record, KEYS[2] generation counter. Deletes the record (the counter stays);
+-- returns {the deleted generation or '0' when there was none, the last generation issued}. Every
+-- generation up to the second is dead from now on (a new one will be numbered past it), so its
+-- data may go, whatever is created meanwhile.
 local current = redis.call('HGET', KEYS[1], 'generation') or '0'
 redis.call('DEL', KEYS[1])
-return current
+return {current, redis.call('GET', KEYS[2]) or '0'}
 """
 
 ADOPT_MODEL = """
 -- The layout migration: KEYS[1] model record, KEYS[2] generation counter, KEYS[3] sequence counter of
 -- the generation. ARGV[1] generation, ARGV[2] config JSON, ARGV[3] created_at, ARGV[4] last
 -- generation issued, ARGV[5] the sequence number the log has reached.
--- Writes the record only if none exists yet (another replica may have migrated it first);
--- the sequence counter first, so that no label is ever numbered from zero. Returns 1 if written.
+-- Writes the record only if the model was not adopted yet (another replica may have migrated it
+-- first); the sequence counter first, so that no label is ever numbered from zero. Returns 1 if written.
+-- A generation counter at or past the record's generation means the model was adopted before (and
+-- deleted or replaced since): a late adopter must not bring the old record back.
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('SET', KEYS[3], ARGV[5], 'NX')
 local issued = tonumber(redis.call('GET', KEYS[2]) or '0')
+if issued >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[3], ARGV[5], 'NX')
 if issued < tonumber(ARGV[4]) then redis.call('SET', KEYS[2], ARGV[4]) end
 redis.call('HSET', KEYS[1], 'generation', ARGV[1], 'config', ARGV[2], 'created_at', ARGV[3])
 return 1
+"""
+
+CREATE_IDENTITY = """
+-- KEYS[1] the store identity hash; ARGV[1] a new random epoch, ARGV[2] the layout. Writes each field
+-- that is missing, in one step (a creation interrupted half-way is completed, keeping its epoch);
+-- returns {epoch, layout} as stored.
+redis.call('HSETNX', KEYS[1], 'epoch', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'layout', ARGV[2])
+return redis.call('HMGET', KEYS[1], 'epoch', 'layout')
+"""
+
+RAISE_GENERATION_COUNTER = """
+-- The end of the layout migration: KEYS[1] a model's generation counter, ARGV[1] the last generation
+-- layout 1 issued for it. The counter becomes at least that (generations never repeat); returns it.
+local issued = tonumber(redis.call('GET', KEYS[1]) or '0')
+if issued < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return tonumber(ARGV[1])
+end
+return issued
 """
 
 LEASE = """

@@ -40,7 +40,8 @@ async def test_open_store_without_url_runs_on_an_embedded_redis(tmp_path: Path) 
     assert embedded is not None
     try:
         await store.ping()
-        ids, _ = await store.append_examples("m", 1, [(example(1), 1)], time.time(), "0-0")
+        await store.put_model("m", {}, time.time(), 0)
+        ids, _ = await store.append_examples("m", 1, [(example(1), 1)], time.time())
     finally:
         await store.close()
         embedded.close()
@@ -48,7 +49,8 @@ async def test_open_store_without_url_runs_on_an_embedded_redis(tmp_path: Path) 
     store, embedded = open_store("", tmp_path / "data")
     assert embedded is not None
     try:
-        assert [e.prediction_id for e in await store.read_log("m", 1, "0-0", 10)] == ids
+        assert [(e.prediction_id, e.seq) for e in await store.read_log("m", 1, "0-0", 10)] == [(ids[0], 1)]
+        assert await store.log_sequence("m", 1) == 1
     finally:
         await store.close()
         embedded.close()
