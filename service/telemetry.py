@@ -14,7 +14,6 @@ Two kinds of series:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -169,7 +168,7 @@ class ModelStateCollector(Collector):
             pending.add_metric([name], self.engine.pending_counts.get(name, 0))
             since = rt.checkpointed_at if rt.checkpointed_at is not None else rt.created_at
             age.add_metric([name], max(0.0, now - since))
-            eta.add_metric([name], _eta(rt.learner))
+            eta.add_metric([name], rt.learner.eta)
             size = str(rt.window.size)
             w_sum.add_metric([name, size], rt.window.weighted_sum)
             w_cost.add_metric([name, size], rt.window.weighted_cost)
@@ -195,11 +194,3 @@ class ModelStateCollector(Collector):
             w_spec,
         )
 
-
-def _eta(learner: object) -> float:
-    selected = getattr(learner, "eta", None)
-    if isinstance(selected, float):
-        return selected
-    params = getattr(learner, "params", {})
-    value = params.get("eta") if isinstance(params, dict) else None
-    return float(value) if isinstance(value, int | float) else math.nan

@@ -8,8 +8,10 @@ entries applied, so it is also the model's position in its log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,9 +96,18 @@ class ModelRuntime:
 
     # --- checkpoints ----------------------------------------------------------------------
 
-    def snapshot(self, copy: bool = True) -> Snapshot:
-        """The state to checkpoint. ``copy=False`` shares the learner's live arrays: only for a
-        caller that encodes it before the next entry is applied (the writer does)."""
+    def snapshot(self) -> Snapshot:
+        """The state to checkpoint (copies)."""
+        return self._snapshot(self.learner.to_state())
+
+    @contextlib.contextmanager
+    def borrowed_snapshot(self) -> Iterator[Snapshot]:
+        """The state to checkpoint, sharing the learner's live arrays read-only: applying an
+        entry raises ``StateBorrowed`` until the block ends (``OnlineLearner.borrowed_state``)."""
+        with self.learner.borrowed_state() as learner:
+            yield self._snapshot(learner)
+
+    def _snapshot(self, learner: dict[str, Any]) -> Snapshot:
         registry = self.features.registry
         return Snapshot(
             generation=self.generation,
@@ -105,7 +116,7 @@ class ModelRuntime:
             version=self.version,
             updates=self.updates,
             written_at=time.time(),
-            learner=self.learner.to_state(copy),
+            learner=learner,
             measures=self.measures.to_state(),
             window=self.window.to_state(),
             registry=None if registry is None else registry.to_state(),
@@ -148,9 +159,7 @@ class ModelRuntime:
             "window": {"size": self.window.size, **self.window.summary()},
             "checkpoint": {"version": self.checkpointed_version, "written_at": self.checkpointed_at},
         }
-        members = getattr(learner, "member_objectives", None)
-        if members is not None:
-            out["eta"] = {"selected": getattr(learner, "eta"), "members": members()}  # noqa: B009
+        out.update(learner.describe())  # "eta" (the selection of eta="auto"), "sketch", ...
         if self.features.registry is not None:
             out["features_registered"] = len(self.features.registry.names)
         return out

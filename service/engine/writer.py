@@ -201,11 +201,11 @@ class LabelWriter:
         rt = self.runtime
         if rt.version == rt.checkpointed_version:
             return False
-        # Nothing else changes the model while this task waits here, so the snapshot can share the
-        # live arrays, and encoding (memcpy and SHA-256, which release the GIL) runs in a thread:
+        # The snapshot borrows the live arrays (read-only; the learner refuses to learn until the
+        # block ends), and encoding (memcpy and SHA-256, which release the GIL) runs in a thread:
         # predictions go on being served while a large model is checkpointed.
-        snapshot = rt.snapshot(copy=False)
-        blob = await asyncio.to_thread(snapshot.encode)
+        with rt.borrowed_snapshot() as snapshot:
+            blob = await asyncio.to_thread(snapshot.encode)
         log.info("model %s: writing checkpoint at version %d", rt.name, snapshot.version)
         if self.settings.fault_delay_seconds:
             await asyncio.sleep(self.settings.fault_delay_seconds)

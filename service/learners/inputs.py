@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..jit_cache import kernel
 from .errors import InvalidInput
-from .jit import kernel
 
 SparseVector = tuple[np.ndarray, np.ndarray]
 """``(indices, values)``: int64 strictly increasing, float64 non-zero."""

@@ -11,22 +11,24 @@ update can be written once for both losses.
 
 from __future__ import annotations
 
-from .jit import kernel
+from enum import IntEnum
 
-LOSS_I = 1.0
-LOSS_II = 2.0
+from ..jit_cache import kernel
+
+
+class Loss(IntEnum):
+    """Which cost-sensitive loss; ``Loss["II"]`` from the parameter's spelling. An ``IntEnum``,
+    so numba compiles one kernel for both members and compares them as integers."""
+
+    I = 1  # noqa: E741 - the paper's name
+    II = 2
 
 
 @kernel
-def cost_sensitive_loss(kind: float, y: int, score: float, rho: float) -> tuple[float, float]:
+def cost_sensitive_loss(kind: Loss, y: int, score: float, rho: float) -> tuple[float, float]:
     """``(loss, c)`` with the gradient ``g = -c y x`` when ``loss > 0``."""
     rho_y = rho if y > 0 else 1.0
     margin = y * score
-    if kind == LOSS_I:
+    if kind == Loss.I:
         return max(0.0, rho_y - margin), 1.0
     return rho_y * max(0.0, 1.0 - margin), rho_y
-
-
-def loss_code(loss: str) -> float:
-    """``"I"`` -> :data:`LOSS_I`, ``"II"`` -> :data:`LOSS_II`."""
-    return {"I": LOSS_I, "II": LOSS_II}[loss]
