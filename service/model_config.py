@@ -1,7 +1,7 @@
 """A model's configuration, as clients send it to ``PUT /models/{name}``, and the learner it builds.
 
 Defaults are what a user gets without tuning (see the README's "Defaults" section):
-objective ``sum`` with the online Laplace rho, loss II, ``eta="auto"`` (online selection
+objective ``sum`` with the online Laplace rho, ``loss="auto"`` (both losses), ``eta="auto"`` (online selection
 over a grid), an intercept, L2 normalisation, and full ACOG when its covariance fits the
 memory budget, SSACOG otherwise.
 

@@ -107,3 +107,18 @@ def test_sketch_directions_stay_orthonormal() -> None:
     Vs = s["F"] @ s["ZT"].T
     np.testing.assert_allclose(Vs @ Vs.T, np.eye(4), atol=1e-9)
     np.testing.assert_allclose(s["K"], s["ZT"].T @ s["ZT"], rtol=1e-9, atol=1e-9)  # K = Z Z^T
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_steps_are_pure_state_in_state_out(name: str) -> None:
+    """The documented shape of an update: ``(state, x, y, params, rho) -> state'``, inputs untouched."""
+    X, y = sparse_stream(30, 7, density=0.6, seed=4)
+    params = params_for(name)
+    model = reference.initial_model(name, 7, params)
+    for x, label in zip(X.toarray(), y, strict=True):
+        before = {k: np.copy(v) for k, v in model.items()}
+        x_before = x.copy()
+        after = reference.STEPS[name](model, x, int(label), params, 1.5)
+        assert all(np.array_equal(model[k], before[k]) for k in before) and np.array_equal(x, x_before)
+        assert after.keys() == model.keys()
+        model = after
