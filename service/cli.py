@@ -105,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from . import jit_cache
 
+    jit_cache.configure()  # the process owns the cache; before anything (the parser too) imports the learners
     args = build_parser().parse_args(argv)
-    jit_cache.configure()  # before any subcommand imports the learners: the process owns the cache
     result: int = args.func(args)
     return result
 
