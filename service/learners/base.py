@@ -58,7 +58,8 @@ the views must not be used after the block.
    ``foo_score(st, idx, val) -> float`` (``mu . x``; :func:`~service.learners.first_order.linear_score`
    when ``mu`` is ``w``) and ``foo_update(st, p, idx, val, y, score, rho) -> (loss, updated)``,
    the in-place form of the pure update above (``idx``/``val``: the canonical sparse ``x``,
-   ``p``: the params record).
+   ``p``: the params record). Kernels live under ``service/learners/`` (the files whose
+   digest keys the disk cache; ``@kernel`` refuses others).
 4. A :class:`Learner` subclass declaring ``algorithm`` (the registry name), ``own_params``
    (name -> ``(default, check)``; the checks below normalise and raise
    :class:`~service.learners.errors.InvalidParameter`), ``cost_sensitive``,
@@ -69,7 +70,13 @@ the views must not be used after the block.
 5. One registration: add the class to ``ALGORITHMS`` in :mod:`service.learners`
    (:func:`register` binds its kernels). The conformance suite, the warm-up
    (:func:`service.learners.warm_up`) and ``eta="auto"``/``loss="auto"`` (when it takes
-   ``eta``/``loss``) then cover it; add its reference step to :mod:`service.learners.reference`.
+   ``eta``/``loss``) then cover it; add its reference step to :mod:`service.learners.reference`
+   and, in ``tests/learners/streams.py::params_for``, values of its new hyper-parameters
+   that exercise every branch.
+
+Randomness (random features, say) is drawn in ``_init_arrays`` from a ``seed``
+hyper-parameter (``numpy.random.default_rng(seed)``), so that what it draws is part of the
+state: replicas and recovery end in the same bits.
 """
 
 from __future__ import annotations
