@@ -47,7 +47,7 @@ class ACOGParams(NamedTuple):
 
     eta: float  # the learning rate
     gamma: float  # the regulariser of Sigma's update
-    loss: Loss
+    loss: int  # a Loss
 
 
 @kernel
@@ -92,7 +92,7 @@ SECOND_ORDER_PARAMS: dict[str, Any] = {
 
 def second_order_params(params: dict[str, Any]) -> ACOGParams:
     """The :class:`ACOGParams` record of checked hyper-parameters."""
-    return ACOGParams(eta=float(params["eta"]), gamma=float(params["gamma"]), loss=Loss[params["loss"]])
+    return ACOGParams(float(params["eta"]), float(params["gamma"]), int(Loss[params["loss"]]))
 
 
 class ACOG(Learner):

@@ -47,10 +47,11 @@ the views must not be used after the block.
 
 **Adding an algorithm** (one module, one registration):
 
-1. A *params record*: a ``typing.NamedTuple`` of the typed scalars the update reads (floats,
-   ints, ``IntEnum`` members such as :class:`~service.learners.losses.Loss`), e.g.
-   ``class FooParams(NamedTuple): eta: float; loss: Loss``. Numba passes it as a struct. With
-   nothing to read, use :class:`~service.learners.driver.NoParams`.
+1. A *params record*: a ``typing.NamedTuple`` of the typed scalars the update reads, floats
+   and ints, e.g. ``class FooParams(NamedTuple): eta: float; loss: int``. Numba passes it as
+   a struct. An enumeration (:class:`~service.learners.losses.Loss`) is held as its ``int``
+   and compared with its members in the kernel (numba types an ``IntEnum`` argument slowly).
+   With nothing to read, use :class:`~service.learners.driver.NoParams`.
 2. A *state record*: ``FooState = namedtuple("FooState", ["counts", "w", ...])`` of numpy
    arrays, ``counts`` (``[t_p, t_n]``, kept by the driver) first and ``w`` second. Its type
    selects the kernels, so every algorithm has its own state type.
@@ -485,8 +486,8 @@ class Learner:
         rho = self.params.get("rho", 1.0)
         alpha_p = float(self.params.get("alpha_p", 0.5))
         if rho == "laplace":
-            return RhoConfig(RhoMode.LAPLACE, math.nan, alpha_p)
-        return RhoConfig(RhoMode.FIXED, float(rho), alpha_p)
+            return RhoConfig(int(RhoMode.LAPLACE), math.nan, alpha_p)
+        return RhoConfig(int(RhoMode.FIXED), float(rho), alpha_p)
 
     def _vector(self, x: Any) -> SparseVector:
         vector = canonical(x, self.n_features)

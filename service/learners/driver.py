@@ -4,8 +4,8 @@ An algorithm is three typed records and two kernels (the recipe is in
 :mod:`service.learners.base`):
 
 - its *state*, a ``NamedTuple`` of numpy arrays (``counts`` first, then ``w``);
-- its *params*, a ``NamedTuple`` of typed scalars (floats, ints, ``IntEnum`` members such as
-  :class:`~service.learners.losses.Loss`), or :class:`NoParams`;
+- its *params*, a ``NamedTuple`` of typed scalars (floats and ints; an enumeration such as
+  :class:`~service.learners.losses.Loss` is held as its ``int``), or :class:`NoParams`;
 - ``score(st, idx, val) -> float``: ``mu . x`` for the canonical sparse ``x``;
 - ``update(st, p, idx, val, y, score, rho) -> (loss, updated)``: one online step.
 
@@ -24,7 +24,9 @@ runs the very same :func:`step`, so both paths give bit-identical results.
 
 The kernels are chosen at compile time from the state's type, so each algorithm gets its
 own specialised, inlined and cached machine code; numba compiles a named tuple of mixed
-scalar types (and ``IntEnum`` members) into a plain struct passed by value.
+scalar types into a plain struct passed by value. Records hold enumerations as plain ints
+(``int(RhoMode.LAPLACE)``) and kernels compare them with the members: numba would type an
+``IntEnum`` argument in about 30 us a call, longer than a whole ``learn``.
 """
 
 from __future__ import annotations
@@ -49,10 +51,11 @@ class RhoMode(IntEnum):
 class RhoConfig(NamedTuple):
     """The bias configuration every cost-sensitive step reads.
 
-    ``mode`` FIXED uses ``fixed``; LAPLACE uses ``alpha_p (t_n + 1) / (alpha_n (t_p + 1))``
-    with ``alpha_n = 1 - alpha_p`` (``fixed`` is then NaN)."""
+    ``mode`` (a :class:`RhoMode`, as an int) FIXED uses ``fixed``; LAPLACE uses
+    ``alpha_p (t_n + 1) / (alpha_n (t_p + 1))`` with ``alpha_n = 1 - alpha_p`` (``fixed`` is
+    then NaN)."""
 
-    mode: RhoMode
+    mode: int
     fixed: float
     alpha_p: float
 

@@ -42,7 +42,7 @@ class PA1Params(NamedTuple):
 
 class COGParams(NamedTuple):
     eta: float  # the paper's lambda
-    loss: Loss
+    loss: int  # a Loss
 
 
 @kernel
@@ -192,7 +192,7 @@ class COG(Learner):
     kernels = (linear_score, cog_update)
 
     def kernel_params(self) -> COGParams:
-        return COGParams(eta=float(self.params["eta"]), loss=Loss[self.params["loss"]])
+        return COGParams(eta=float(self.params["eta"]), loss=int(Loss[self.params["loss"]]))
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim)}

@@ -17,16 +17,20 @@ from ..jit_cache import kernel
 
 
 class Loss(IntEnum):
-    """Which cost-sensitive loss; ``Loss["II"]`` from the parameter's spelling. An ``IntEnum``,
-    so numba compiles one kernel for both members and compares them as integers."""
+    """Which cost-sensitive loss; ``Loss["II"]`` from the parameter's spelling.
+
+    Params records hold it as a plain ``int`` (``int(Loss.II)``) and kernels compare it with
+    the members, which numba folds to constants: numba types an ``IntEnum`` *argument* in
+    about 30 us a call (it inspects the whole enum every time), a plain int in nanoseconds,
+    and a single ``learn`` costs under 20 us."""
 
     I = 1  # noqa: E741 - the paper's name
     II = 2
 
 
 @kernel
-def cost_sensitive_loss(kind: Loss, y: int, score: float, rho: float) -> tuple[float, float]:
-    """``(loss, c)`` with the gradient ``g = -c y x`` when ``loss > 0``."""
+def cost_sensitive_loss(kind: int, y: int, score: float, rho: float) -> tuple[float, float]:
+    """``(loss, c)`` with the gradient ``g = -c y x`` when ``loss > 0``; ``kind`` is a :class:`Loss`."""
     rho_y = rho if y > 0 else 1.0
     margin = y * score
     if kind == Loss.I:

@@ -49,7 +49,7 @@ from .acog import SECOND_ORDER_PARAMS, ACOGParams, second_order_params
 from .base import Learner, positive_int
 from .driver import sparse_dot
 from .errors import InvalidParameter
-from .losses import Loss, cost_sensitive_loss
+from .losses import cost_sensitive_loss
 
 # ---------------------------------------------------------------- Gram-Schmidt, twice
 
@@ -170,7 +170,7 @@ class SSACOGParams(NamedTuple):
 
     eta: float
     gamma: float
-    loss: Loss
+    loss: int  # a Loss
     remat_every: int  # rounds between re-materialisations
 
 
