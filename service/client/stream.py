@@ -178,6 +178,10 @@ class AsyncStream:
                         reply = await waiting
                     finally:
                         connection.waiting.pop(message_id, None)
+                        if waiting.done() and not waiting.cancelled():
+                            waiting.exception()  # seen here, whichever way the request ended
+                        else:
+                            waiting.cancel()
                 except (ConnectionClosed, _Dropped, OSError, InvalidHandshake, TimeoutError) as exc:
                     if _close_code(exc) == POLICY_VIOLATION:
                         raise self._refused or _refusal(str(exc)) from None
