@@ -1,8 +1,11 @@
-"""A thin client over the real service, plus the helpers every end-to-end module shares.
+"""Running services for the end-to-end suites, and the helpers their modules share.
 
-``Api`` wraps one :class:`ServiceProcess` with an ``httpx.Client``; ``snapshot`` captures what
-"no model state changed" means (the model's ``state`` from ``GET /models/{name}`` and the
-scores of a probe set), so a refused request can be checked to have changed nothing.
+Tests talk to a service through the SDK, ``Running.client`` (:class:`service.client.Client`),
+and through ``Running.client.http`` (its httpx client) for raw requests a client would never
+send. ``Api`` is the older assert-as-you-go wrapper, kept only for the modules not yet moved
+to the SDK (test_bad_inputs, test_labels, test_models and the hardening suite);
+``snapshot`` captures what "no model state changed" means (the model's ``state`` from
+``GET /models/{name}`` and the scores of a probe set).
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import json
 import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
 
+from service.client import Client
 from service.learners.inputs import canonical
 from service.normalization import unit_l2
 
@@ -158,15 +162,20 @@ def unit_vector(row: Sequence[float], n_features: int) -> tuple[np.ndarray, np.n
 
 @dataclass
 class Running:
-    """A started service, its API client and the private Redis it uses (if any)."""
+    """A started service, its clients and the private Redis it uses (if any)."""
 
     service: ServiceProcess
     api: Api
     redis: PrivateRedis | None = None
+    client: Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.client = Client(self.service.url)
 
     def restart(self) -> None:
         """SIGTERM (clean shutdown: checkpoints), then start again on the same port and store."""
         self.api.close()  # no idle keep-alive connection for the graceful shutdown to wait for
+        self.client.close()
         code = self.service.stop()
         # uvicorn re-raises the signal once its shutdown is complete
         assert code in (0, -signal.SIGTERM), f"exit code {code}:\n{self.service.log()}"
@@ -174,6 +183,7 @@ class Running:
         assert "Finished server process" in last, self.service.log()
         self.service.start()
         self.api.reconnect()
+        self.client = Client(self.service.url)
 
 
 def start_services(specs: Sequence[tuple[Path, dict[str, str]]]) -> list[ServiceProcess]:
@@ -208,6 +218,7 @@ def running_all(
     finally:
         for run in runs:
             run.api.close()
+            run.client.close()
             stop(run.service)
 
 
