@@ -20,19 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 
 from service.client import Client
-from service.learners.inputs import canonical
-from service.normalization import unit_l2
 
+from ..support.model_state import comparable
 from ..support.private_redis import PrivateRedis
 from ..support.service_process import ServiceProcess
 
 Json = Any
-VOLATILE = ("applied_id", "checkpoint")
-"""Parts of a model's ``state`` that legitimately differ between two models fed the same
-stream: the log's stream ids (wall-clock based) and when a checkpoint was last written."""
 
 
 class Api:
@@ -120,16 +115,6 @@ class Api:
         return comparable(self.state(model)), self.scores(model, probe)
 
 
-def answer(prediction: Json) -> tuple[int, float, int]:
-    """What two equally-fed models must answer alike for one prediction (ids differ)."""
-    return prediction["label"], prediction["score"], prediction["model_version"]
-
-
-def comparable(state: Json) -> Json:
-    """A model's ``state`` without the parts that differ between two equally-fed models."""
-    return {k: v for k, v in state.items() if k not in VOLATILE}
-
-
 def detail_of(response: httpx.Response) -> list[Json]:
     """The ``detail`` list of a refusal (FastAPI's shape, which the service uses for every 4xx)."""
     assert response.headers["content-type"].startswith("application/json"), response.text
@@ -149,12 +134,6 @@ def assert_refused(response: httpx.Response, status: int, field: str, problem: s
     assert any(problem.lower() in d["msg"].lower() for d in named), (
         f"no detail on {field!r} says {problem!r}: {json.dumps(detail)}"
     )
-
-
-def unit_vector(row: Sequence[float], n_features: int) -> tuple[np.ndarray, np.ndarray]:
-    """What the service scores for a dense row: its non-zeros, L2-normalised with the shared kernel."""
-    idx, val = canonical(np.asarray(row, dtype=np.float64), n_features)
-    return idx, unit_l2(val)
 
 
 # --- running the service ------------------------------------------------------------------------
