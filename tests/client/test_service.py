@@ -163,7 +163,8 @@ def test_a_conflicting_label_raises_and_is_never_retried(served: Served, german:
         assert again.duplicate and again.model_version == first.model_version
         with pytest.raises(LabelConflict) as conflict:
             client.feedback(prediction, -1)
-        assert conflict.value.status == 409 and conflict.value.field == "prediction_id"
+        assert conflict.value.status == 409 and conflict.value.kind == "label_conflict"
+        assert conflict.value.field in ("label", "prediction_id") and conflict.value.message
         assert not events
         assert client.get_model("conflicts").version == 1
 
