@@ -259,7 +259,7 @@ class Stream:
         self._thread.start()
         self._stream = AsyncStream(url, headers, retry, window, model)
         try:
-            self._wait(self._stream._connected())
+            self._wait(self._stream.__aenter__())
         except BaseException:
             self._stop_loop()
             raise
