@@ -75,7 +75,12 @@ def _refusal(reason: str) -> Unauthorized:
 
 
 class AsyncStream:
-    """A WebSocket session (``async with client.stream() as stream``)."""
+    """A WebSocket session (``async with client.stream() as stream``).
+
+    Answers are matched by id; a refusal without one (413, 429: the service did not read the
+    message) is matched by order, which the service keeps. So each request is registered just
+    before its frame is written, with nothing awaited in between.
+    """
 
     def __init__(
         self,
@@ -227,6 +232,10 @@ class AsyncStream:
                 reply = json.loads(text)
                 message_id = reply.get("id") if isinstance(reply, dict) else None
                 waiting = connection.waiting.get(message_id) if isinstance(message_id, int) else None
+                if waiting is None and connection.waiting:
+                    # a refusal of a message the service did not read (413 too large, 429 rate
+                    # limited) carries no id: answers come in order, so it is the oldest one's
+                    waiting = next(iter(connection.waiting.values()))
                 if waiting is not None and not waiting.done():
                     waiting.set_result(reply)
         except ConnectionClosed:
