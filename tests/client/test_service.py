@@ -138,7 +138,7 @@ def test_refusals_raise_exceptions_naming_the_field(served: Served, german: Germ
             stream.predict(german.rows[0], model="absent")
         assert missing.value.field == "model"
         with pytest.raises(TooLarge) as too_large:  # answered without an id: matched by order
-            stream.predict([0.5] * 200_000, model="refusals")
+            stream.predict([0.123456789] * 100_000, model="refusals")  # 1.2 MB > 1 MiB
         assert too_large.value.status == 413 and "larger than" in too_large.value.message
         assert stream.predict(german.rows[0], model="refusals").model == "refusals"  # still open
         assert stream.connections == 1
