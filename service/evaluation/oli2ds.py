@@ -27,10 +27,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+import scipy.sparse as sp
 
+from ..learners import create
 from ..learners.inputs import SparseVector
 
 Scheme = Literal["trapezoidal", "capricious"]
@@ -175,3 +177,24 @@ def evaluate(
         scores = np.asarray(runner(rows, y[order], X.shape[1]), dtype=np.float64)
         results.append(confusion(y[order], scores))
     return ProtocolResult(name, scheme, tuple(results))
+
+
+def rows_matrix(rows: Sequence[SparseVector], d: int) -> sp.csr_matrix:
+    """The rows as a CSR matrix whose stored entries are exactly the present features."""
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(idx) for idx, _ in rows])
+    indices = np.concatenate([idx for idx, _ in rows]) if rows else np.empty(0, np.int64)
+    data = np.concatenate([val for _, val in rows]) if rows else np.empty(0)
+    return sp.csr_matrix((data, indices, indptr), shape=(len(rows), d))
+
+
+def learner_runner(**params: Any) -> StreamRunner:
+    """A :data:`StreamRunner` on a fresh ``oli2ds`` learner per round, with ``zero_is_missing``
+    (the code's reading of 0) unless ``params`` says otherwise."""
+    params = {"zero_is_missing": True, **params}
+
+    def run(rows: Sequence[SparseVector], y: np.ndarray, d: int) -> np.ndarray:
+        learner = create("oli2ds", n_features=d, **params)
+        return learner.run(rows_matrix(rows, d), y).scores
+
+    return run
