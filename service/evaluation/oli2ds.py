@@ -96,7 +96,9 @@ def standardise(X: np.ndarray) -> np.ndarray:
     try:
         from sklearn.preprocessing import scale  # the code's exact call; a bench extra, imported lazily
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise RuntimeError("the oli2ds protocol needs scikit-learn: pip install 'acog-service[bench]'") from exc
+        raise RuntimeError(
+            "the oli2ds protocol needs scikit-learn: pip install 'acog-service[bench]'"
+        ) from exc
     return np.asarray(scale(np.asarray(X, dtype=np.float64)), dtype=np.float64)
 
 

@@ -45,14 +45,14 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from .base import Learner, StreamResult, UpdateInfo, alpha_p_value, flag, positive, rho_value
 from .errors import InvalidInput, InvalidParameter
-from .inputs import SparseVector
+from .inputs import SparseVector, canonical, with_intercept
 from .jit import kernel
 
 Oli2dsState = namedtuple(
@@ -60,72 +60,71 @@ Oli2dsState = namedtuple(
 )
 """``counts`` = [t_p, t_n] labels seen; ``clock`` = [t, stamp of prev]; ``class_counts`` = [n₊, n₋]."""
 
-# Positions in the hyper-parameter vector the kernels read.
-HP_C, HP_THETA, HP_RHO_LAPLACE, HP_RHO, HP_ALPHA_P, HP_WELFORD, HP_CAP, HP_ZERO_MISSING = range(8)
-HP_SPARSE, HP_LAMBDA_S, HP_B = 8, 9, 10
+
+class Oli2dsParams(NamedTuple):
+    """What the kernels read (the checked ``params`` as typed scalars)."""
+
+    C: float
+    theta: float
+    rho_laplace: bool  # ρ from the class counts; else ``rho``
+    rho: float
+    alpha_p: float
+    welford: bool  # statistics="welford"; else the code's rule
+    cap: bool  # cost_in="cap"; else "scale"
+    sparse: bool
+    lambda_s: float
+    B: float
 
 
 @kernel
-def _is_present(val: float, hp: np.ndarray) -> bool:
-    return hp[HP_ZERO_MISSING] == 0.0 or val != 0.0
+def _is_common(st: Any, i: int) -> bool:
+    """Whether feature ``i`` was present in ``prev`` (every feature is, on the first label)."""
+    return st.clock[0] == 0 or (st.clock[1] > 0 and st.last_seen[i] == st.clock[1])
 
 
 @kernel
-def _split(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray) -> tuple[float, float, float, float, int]:
-    """``(p_c, s, q, p_n, |P|)`` for the present entries of ``x``, summed in index order."""
-    first = st.clock[0] == 0
-    stamp = st.clock[1]
+def _split(st: Any, idx: np.ndarray, val: np.ndarray) -> tuple[float, float, float, float]:
+    """``(p_c, p_n, s, q)`` for the present features ``x``, summed in index order."""
     h_c = 0.0
     h_n = 0.0
-    for k in range(idx.shape[0]):
-        if _is_present(val[k], hp):
-            i = idx[k]
-            if first or (stamp > 0 and st.last_seen[i] == stamp):
-                h_c += st.h[i]
-            else:
-                h_n += st.h[i]
-    p_c = h_c / (h_c + h_n) if h_c + h_n != 0.0 else 1.0
-    p_n = 1.0 - p_c
     dot_c = 0.0
     dot_n = 0.0
     sq_c = 0.0
     sq_n = 0.0
-    present = 0
     for k in range(idx.shape[0]):
+        i = idx[k]
         v = val[k]
-        if _is_present(v, hp):
-            i = idx[k]
-            present += 1
-            if first or (stamp > 0 and st.last_seen[i] == stamp):
-                dot_c += st.w[i] * v
-                sq_c += v * v
-            else:
-                dot_n += st.w[i] * v
-                sq_n += v * v
-    s = p_c * dot_c + p_n * dot_n
-    q = p_c * p_c * sq_c + p_n * p_n * sq_n
-    return p_c, s, q, p_n, present
+        if _is_common(st, i):
+            h_c += st.h[i]
+            dot_c += st.w[i] * v
+            sq_c += v * v
+        else:
+            h_n += st.h[i]
+            dot_n += st.w[i] * v
+            sq_n += v * v
+    p_c = h_c / (h_c + h_n) if h_c + h_n != 0.0 else 1.0
+    p_n = 1.0 - p_c
+    return p_c, p_n, p_c * dot_c + p_n * dot_n, p_c * p_c * sq_c + p_n * p_n * sq_n
 
 
 @kernel
-def oli2ds_score(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray) -> float:
+def oli2ds_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
     """``s`` under the current state (nothing changes)."""
-    return _split(st, hp, idx, val)[1]
+    return _split(st, idx, val)[2]
 
 
 @kernel
-def _update_stats(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray) -> None:
+def _update_stats(st: Any, p: Any, idx: np.ndarray, val: np.ndarray) -> None:
+    """Count, mean and ``h`` of the present features (reset on the very first label)."""
     first = st.clock[0] == 0
     for k in range(idx.shape[0]):
-        v = val[k]
-        if not _is_present(v, hp):
-            continue
         i = idx[k]
+        v = val[k]
         if first or st.cnt[i] == 0:
             st.cnt[i] = 1
             st.mean[i] = v
             st.h[i] = 0.0
-        elif hp[HP_WELFORD] != 0.0:
+        elif p.welford:
             st.cnt[i] += 1
             delta = v - st.mean[i]
             st.mean[i] += delta / st.cnt[i]
@@ -142,16 +141,17 @@ def _update_stats(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray) -> 
 
 
 @kernel
-def oli2ds_rho(hp: np.ndarray, class_counts: np.ndarray) -> float:
+def oli2ds_rho(p: Any, class_counts: np.ndarray) -> float:
     """``ρ``: pinned, or ``α_p n₋ / (α_n n₊)`` from the Laplace class counts."""
-    if hp[HP_RHO_LAPLACE] != 0.0:
-        return hp[HP_ALPHA_P] * class_counts[1] / ((1.0 - hp[HP_ALPHA_P]) * class_counts[0])
-    return hp[HP_RHO]
+    if p.rho_laplace:
+        return p.alpha_p * class_counts[1] / ((1.0 - p.alpha_p) * class_counts[0])
+    return p.rho
 
 
 @kernel
-def _sparsify(st: Any, hp: np.ndarray) -> bool:
-    """``w ← min(1, λ_s/‖w ⊙ Ĥ‖₁) w``, then keep the ``max(1, ⌊B u⌋)`` largest ``|w_i|`` (O(u))."""
+def _sparsify(st: Any, p: Any) -> bool:
+    """``w ← min(1, λ_s/‖w ⊙ Ĥ‖₁) w``, then keep the ``max(1, ⌊B u⌋)`` largest ``|w_i|`` (O(u));
+    whether ``w`` changed."""
     w = st.w
     l1 = 0.0
     total = 0.0
@@ -167,14 +167,14 @@ def _sparsify(st: Any, hp: np.ndarray) -> bool:
     for i in range(w.shape[0]):
         if st.cnt[i] > 0:
             mass += abs(w[i] * (st.h[i] / total if total != 0.0 else 1.0))
-    factor = min(1.0, hp[HP_LAMBDA_S] / mass) if mass > 0.0 else 1.0
+    factor = min(1.0, p.lambda_s / mass) if mass > 0.0 else 1.0
     changed = factor != 1.0
     nnz = 0
     for i in range(w.shape[0]):
         w[i] *= factor
         nnz += w[i] != 0.0
-    if nnz > hp[HP_B] * seen:
-        keep = max(1, int(np.floor(hp[HP_B] * seen)))
+    if nnz > p.B * seen:
+        keep = max(1, int(np.floor(p.B * seen)))
         order = np.argsort(-np.abs(w), kind="mergesort")
         for r in range(keep, w.shape[0]):
             changed |= w[order[r]] != 0.0
@@ -183,53 +183,45 @@ def _sparsify(st: Any, hp: np.ndarray) -> bool:
 
 
 @kernel
-def oli2ds_learn(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray,
+def oli2ds_learn(st: Any, p: Any, idx: np.ndarray, val: np.ndarray,
                  y: int) -> tuple[float, float, bool, float]:  # fmt: skip
-    """One round: ``(s, loss, updated, rho)``."""
-    _update_stats(st, hp, idx, val)
+    """One round on the present features ``x``: ``(s, loss, updated, rho)``."""
+    _update_stats(st, p, idx, val)
     if st.clock[0] > 0:
         st.class_counts[0 if y > 0 else 1] += 1
     st.counts[0 if y > 0 else 1] += 1
-    p_c, s, q, p_n, present = _split(st, hp, idx, val)
+    p_c, p_n, s, q = _split(st, idx, val)
+    rho = oli2ds_rho(p, st.class_counts)
     t = st.clock[0] + 1
-    st.clock[0] = t
-    rho = oli2ds_rho(hp, st.class_counts)
-    if present == 0:
+    if idx.shape[0] == 0:
+        st.clock[0] = t
         return s, 0.0, False, rho
     loss = max(0.0, 1.0 - y * s)
     if q == 0.0:
         q = 1.0
     c = rho / (1.0 + rho) if y > 0 else 1.0 / (1.0 + rho)
-    if hp[HP_CAP] != 0.0:
-        tau = min(hp[HP_C] * hp[HP_THETA] * c, loss / q)
-    else:
-        tau = hp[HP_THETA] * c * min(hp[HP_C], loss / q)
-    first = t == 1
-    stamp = st.clock[1]
+    tau = min(p.C * p.theta * c, loss / q) if p.cap else p.theta * c * min(p.C, loss / q)
     for k in range(idx.shape[0]):
-        v = val[k]
-        if _is_present(v, hp):
-            i = idx[k]
-            common = first or (stamp > 0 and st.last_seen[i] == stamp)
-            st.w[i] += tau * y * (p_c if common else p_n) * v
+        i = idx[k]
+        st.w[i] += tau * y * (p_c if _is_common(st, i) else p_n) * val[k]
     for k in range(idx.shape[0]):
-        if _is_present(val[k], hp):
-            st.last_seen[idx[k]] = t
+        st.last_seen[idx[k]] = t
+    st.clock[0] = t
     st.clock[1] = t
     moved = tau != 0.0
-    if hp[HP_SPARSE] != 0.0:
-        moved |= _sparsify(st, hp)
+    if p.sparse:
+        moved |= _sparsify(st, p)
     return s, loss, moved, rho
 
 
 @kernel
-def oli2ds_stream(st: Any, hp: np.ndarray, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+def oli2ds_stream(st: Any, p: Any, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                   ys: np.ndarray, scores: np.ndarray, updated: np.ndarray) -> None:  # fmt: skip
     """``learn`` over CSR rows (stored entries are the present features)."""
     for r in range(ys.shape[0]):
         a = indptr[r]
         b = indptr[r + 1]
-        s, _, upd, _ = oli2ds_learn(st, hp, indices[a:b], data[a:b], ys[r])
+        s, _, upd, _ = oli2ds_learn(st, p, indices[a:b], data[a:b], ys[r])
         scores[r] = s
         updated[r] = upd
 
@@ -276,14 +268,22 @@ class OLI2DS(Learner):
     }
     state_type = Oli2dsState
 
-    def _hyper(self) -> list[float]:
+    def kernel_record(self) -> Oli2dsParams:
+        """The params record the kernels read."""
         p = self.params
         laplace = p["rho"] == "laplace"
-        return [
-            p["C"], p["theta"], float(laplace), 1.0 if laplace else p["rho"], p["alpha_p"],
-            float(p["statistics"] == "welford"), float(p["cost_in"] == "cap"), float(p["zero_is_missing"]),
-            float(p["sparse"]), p["lambda_s"], p["B"],
-        ]  # fmt: skip
+        return Oli2dsParams(
+            C=float(p["C"]),
+            theta=float(p["theta"]),
+            rho_laplace=laplace,
+            rho=1.0 if laplace else float(p["rho"]),
+            alpha_p=float(p["alpha_p"]),
+            welford=p["statistics"] == "welford",
+            cap=p["cost_in"] == "cap",
+            sparse=bool(p["sparse"]),
+            lambda_s=float(p["lambda_s"]),
+            B=float(p["B"]),
+        )
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         d = self.dim
@@ -297,15 +297,18 @@ class OLI2DS(Learner):
             "class_counts": np.ones(2, dtype=np.int64),
         }
 
+    def _check_params(self) -> None:
+        self._record = self.kernel_record()
+
     # --- the contract, on OLI2DS's own kernels --------------------------------------------
 
     def score(self, x: Any) -> float:
         """``s`` for the present features of ``x``; the statistics are not updated."""
         idx, val = self._vector(x)
-        return float(oli2ds_score(self._st, self._hp, idx, val))
+        return float(oli2ds_score(self._st, idx, val))
 
     def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
-        s, loss, updated, rho = oli2ds_learn(self._st, self._hp, vector[0], vector[1], y)
+        s, loss, updated, rho = oli2ds_learn(self._st, self._record, vector[0], vector[1], y)
         return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
 
     def run(self, X: Any, y: Any) -> StreamResult:
@@ -320,14 +323,14 @@ class OLI2DS(Learner):
         ys = labels.astype(np.int64)
         scores = np.empty(ys.shape[0], dtype=np.float64)
         updated = np.empty(ys.shape[0], dtype=np.bool_)
-        oli2ds_stream(self._st, self._hp, csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+        oli2ds_stream(self._st, self._record, csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
                       csr.data, ys, scores, updated)  # fmt: skip
         return StreamResult(scores, updated)
 
     @property
     def rho(self) -> float:
         """``ρ`` from the class counts so far (the next label also counts its own class)."""
-        return float(oli2ds_rho(self._hp, self._arrays["class_counts"]))
+        return float(oli2ds_rho(self._record, self._arrays["class_counts"]))
 
     # --- what the service shows ---------------------------------------------------------
 
@@ -348,6 +351,14 @@ class OLI2DS(Learner):
 
     # --- internals ------------------------------------------------------------------------
 
+    def _vector(self, x: Any) -> SparseVector:
+        """The present features of ``x`` (explicit zeros dropped with ``zero_is_missing``), the
+        intercept appended."""
+        vector = canonical(x, self.n_features, keep_zeros=not self.params["zero_is_missing"])
+        if self.params["fit_intercept"]:
+            vector = with_intercept(vector, self.n_features, self.params["intercept_value"])
+        return vector
+
     def _presence_matrix(self, X: Any) -> sp.csr_matrix:
         if sp.issparse(X):
             csr = sp.csr_matrix(X, dtype=np.float64, copy=True)
@@ -366,10 +377,16 @@ class OLI2DS(Learner):
             raise InvalidInput("X", f"has {csr.shape[1]} columns, expected n_features = {self.n_features}")
         if not np.isfinite(csr.data).all():
             raise InvalidInput("X", "contains NaN or inf")
+        if self.params["zero_is_missing"]:
+            csr.eliminate_zeros()
         if self.params["fit_intercept"]:
             n = csr.shape[0]
             column = sp.csr_matrix(
-                (np.full(n, float(self.params["intercept_value"])), np.zeros(n, dtype=np.int64), np.arange(n + 1)),
+                (
+                    np.full(n, float(self.params["intercept_value"])),
+                    np.zeros(n, dtype=np.int64),
+                    np.arange(n + 1),
+                ),
                 shape=(n, 1),
             )
             csr = sp.csr_matrix(sp.hstack([csr, column], format="csr"))

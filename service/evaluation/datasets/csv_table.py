@@ -38,6 +38,4 @@ def read_label_last_csv(
     X = sp.csr_matrix(dense)
     X.sort_indices()
     X.eliminate_zeros()
-    return Dataset(
-        name=name or path.name, X=X, y=map_labels(table[:, -1], positive_label), source=str(path)
-    )
+    return Dataset(name=name or path.name, X=X, y=map_labels(table[:, -1], positive_label), source=str(path))
