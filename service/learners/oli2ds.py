@@ -71,7 +71,7 @@ class Oli2dsParams(NamedTuple):
     alpha_p: float
     welford: bool  # statistics="welford"; else the code's rule
     cap: bool  # cost_in="cap"; else "scale"
-    sparse: bool
+    sparsity: bool
     lambda_s: float
     B: float
 
@@ -209,7 +209,7 @@ def oli2ds_learn(st: Any, p: Any, idx: np.ndarray, val: np.ndarray,
     st.clock[0] = t
     st.clock[1] = t
     moved = tau != 0.0
-    if p.sparse:
+    if p.sparsity:
         moved |= _sparsify(st, p)
     return s, loss, moved, rho
 
@@ -247,7 +247,7 @@ class OLI2DS(Learner):
 
     Parameters: ``C`` (0.01) and ``theta`` (8) as the code; ``rho`` (``"laplace"``: the class
     counts, or a number) with ``alpha_p``; ``statistics`` (``"reference"`` | ``"welford"``);
-    ``cost_in`` (``"scale"`` | ``"cap"``); ``zero_is_missing`` (False); ``sparse`` (False) with
+    ``cost_in`` (``"scale"`` | ``"cap"``); ``zero_is_missing`` (False); ``sparsity`` (False) with
     ``lambda_s`` (30) and ``B`` (1).
     """
 
@@ -262,7 +262,7 @@ class OLI2DS(Learner):
         "statistics": ("reference", _choice("statistics", ("reference", "welford"))),
         "cost_in": ("scale", _choice("cost_in", ("scale", "cap"))),
         "zero_is_missing": (False, flag("zero_is_missing")),
-        "sparse": (False, flag("sparse")),
+        "sparsity": (False, flag("sparsity")),
         "lambda_s": (30.0, positive("lambda_s")),
         "B": (1.0, _fraction_b),
     }
@@ -280,7 +280,7 @@ class OLI2DS(Learner):
             alpha_p=float(p["alpha_p"]),
             welford=p["statistics"] == "welford",
             cap=p["cost_in"] == "cap",
-            sparse=bool(p["sparse"]),
+            sparsity=bool(p["sparsity"]),
             lambda_s=float(p["lambda_s"]),
             B=float(p["B"]),
         )

@@ -31,7 +31,7 @@ starts ``prev`` at the first example's features, and the spec's trace needs it.
 ``cnt += 1``, ``δ = x - mean``, ``h += δ²/cnt``, ``mean += δ/cnt``. ``statistics="welford"``: ``h``
 is the population variance, ``h = ((cnt-1) h + δ (x - mean_new)) / cnt``.
 
-Optional sparsity (``sparse=True``, after every non-empty round): ``w ← min(1, λ_s/‖w ⊙ Ĥ‖₁) w``
+Optional sparsity (``sparsity=True``, after every non-empty round): ``w ← min(1, λ_s/‖w ⊙ Ĥ‖₁) w``
 with ``Ĥ = h / Σh`` over the features seen (all 1 when Σh = 0), when ``‖w‖₁ > 0``; then, if
 ``nnz(w) > B u`` (``u`` = features seen), only the ``max(1, ⌊B u⌋)`` largest ``|w_i|`` are kept
 (ties: the lower index is kept).
@@ -61,7 +61,7 @@ class Params:
     statistics: Literal["reference", "welford"] = "reference"
     cost_in: Literal["scale", "cap"] = "scale"
     zero_is_missing: bool = False
-    sparse: bool = False
+    sparsity: bool = False
     lambda_s: float = 30.0
     B: float = 1.0
 
@@ -189,7 +189,7 @@ def learn(state: State, x: Example, y: int, params: Params) -> tuple[State, floa
     for i in new:
         w[i] += tau * y * p_n * xs[i]
     new_state = replace(new_state, prev=frozenset(xs))
-    if params.sparse:
+    if params.sparsity:
         _sparsify(new_state, params)
     return new_state, s
 

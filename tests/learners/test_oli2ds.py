@@ -147,7 +147,7 @@ OPTIONS = [
     {"cost_in": "cap", "C": 0.3},
     {"rho": 4.0, "theta": 2.0},
     {"zero_is_missing": True, "alpha_p": 0.2},
-    {"sparse": True, "lambda_s": 0.05, "B": 0.5},
+    {"sparsity": True, "lambda_s": 0.05, "B": 0.5},
 ]
 
 
@@ -159,7 +159,7 @@ def test_learner_equals_the_reference(options: dict[str, Any], stream: list) -> 
     learner = create("oli2ds", n_features=U, **options)
     params = ref.Params(**options)
     state = ref.initial_state(U)
-    tol = 1e-12 if options.get("sparse") else 0.0
+    tol = 1e-12 if options.get("sparsity") else 0.0
     for x, y in stream:
         assert learner.score(pair(x)) == pytest.approx(ref.score(state, x, params), abs=tol, rel=0)
         info = learner.learn(pair(x), y)
@@ -204,7 +204,7 @@ def test_reference_statistics_follow_the_codes_rule() -> None:
 @settings(max_examples=40, deadline=None)
 @given(stream=streams)
 def test_sparsity_bounds_the_weighted_mass_and_the_support(stream: list) -> None:
-    learner = create("oli2ds", n_features=U, sparse=True, lambda_s=0.05, B=0.5, C=1.0)
+    learner = create("oli2ds", n_features=U, sparsity=True, lambda_s=0.05, B=0.5, C=1.0)
     for x, y in stream:
         learner.learn(pair(x), y)
         if not x:
