@@ -33,7 +33,10 @@ def old_vector(registry: dict[str, int], names: tuple[str, ...], values: np.ndar
 
 
 def identical(a: tuple, b: tuple) -> bool:
-    return all(x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes() for x, y in zip(a, b))
+    return all(
+        x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 OTHERS = [None, "acog", "pa1", "acog-diag", "ssacog"]

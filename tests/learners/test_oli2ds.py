@@ -14,9 +14,19 @@ from hypothesis import strategies as st
 from service.learners import InvalidParameter, create
 from service.learners import oli2ds_reference as ref
 
-TRACE = [({0: 1.0, 1: 2.0}, 1), ({1: 1.0, 2: -1.0}, -1), ({0: 2.0, 2: 1.0}, 1), ({0: 1.0, 1: 1.0, 2: 1.0}, -1)]
+TRACE = [
+    ({0: 1.0, 1: 2.0}, 1),
+    ({1: 1.0, 2: -1.0}, -1),
+    ({0: 2.0, 2: 1.0}, 1),
+    ({0: 1.0, 1: 1.0, 2: 1.0}, -1),
+]
 TRACE_SCORES = [0.0, 0.08, 0.016, 0.082222]
-TRACE_WEIGHTS = [[0.04, 0.08, 0.0], [0.04, 0.053333, 0.0], [0.056, 0.053333, 0.032], [0.029333, 0.048, 0.005333]]
+TRACE_WEIGHTS = [
+    [0.04, 0.08, 0.0],
+    [0.04, 0.053333, 0.0],
+    [0.056, 0.053333, 0.032],
+    [0.029333, 0.048, 0.005333],
+]
 
 
 def pair(x: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +65,7 @@ def test_a_vanished_feature_keeps_its_weight_and_resumes_it() -> None:
 
 
 def test_cost_follows_the_laplace_class_counts_without_the_first_label() -> None:
-    """Acceptance 3: c₊/c₋ = n₋/n₊ with n starting at 1, the first label not counted, the current one counted."""
+    """Acceptance 3: c₊/c₋ = n₋/n₊; n starts at 1, the first label is not counted, the current one is."""
     learner = create("oli2ds", n_features=2)
     labels = [1, -1, -1, 1, -1, -1, -1]
     for k, y in enumerate(labels):
