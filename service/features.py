@@ -188,6 +188,25 @@ class FeatureSpace:
         pairs = [(int(i), v) for i, v in zip(indices, example.values, strict=True) if i >= 0]
         return self._sorted(pairs, self.keep_zeros)
 
+    def name_of(self, index: int) -> str:
+        """The name of a learner's feature slot: the registered name, ``"(intercept)"`` past the
+        schema, else the index written out."""
+        if self.registry is not None and index < len(self.registry.names):
+            return self.registry.names[index]
+        return "(intercept)" if index >= self.dimension else str(index)
+
+    def missing_share(self, example: Example) -> float:
+        """The share of the model's known features absent from a logged example (after
+        :meth:`vector` registered its names): ``1 - |present| / |registered names|`` for a named
+        schema, ``1 - |stored entries| / n_features`` for an indexed one (where a learner that does
+        not read presence never stored the zeros)."""
+        if example.names is not None and self.registry is not None:
+            known = len(self.registry.names)
+            present = sum(self.registry.index_of(n) is not None for n in example.names)
+        else:
+            known, present = self.dimension, len(example.values)
+        return 1.0 - present / known if known else 0.0
+
     @staticmethod
     def _sorted(pairs: list[tuple[int, float]], keep_zeros: bool = False) -> SparseVector:
         """``(indices, values)`` in index order; zero values dropped unless ``keep_zeros``."""

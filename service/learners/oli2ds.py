@@ -242,6 +242,10 @@ def _fraction_b(value: Any) -> float:
     return v
 
 
+DESCRIBED_FEATURES = 50
+"""How many present features :meth:`OLI2DS.describe` lists."""
+
+
 class OLI2DS(Learner):
     """Online learning from incomplete and imbalanced data streams (see the module docstring).
 
@@ -348,6 +352,31 @@ class OLI2DS(Learner):
     def informativeness(self) -> np.ndarray:
         """``h`` of every feature slot (a copy)."""
         return np.array(self._arrays["h"], dtype=np.float64)
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for ``GET /models/{name}``: how many features were ever seen, and the features
+        present in the last labelled example (``prev``) with their informativeness ``h``, their
+        share of the present ``h`` and their weight, most informative first (at most
+        :data:`DESCRIBED_FEATURES` of them). Indices are feature slots; the service names them."""
+        present = self.present_features()
+        h, w = self._arrays["h"], self._arrays["w"]
+        total = float(h[present].sum())
+        order = present[np.argsort(-h[present], kind="stable")][:DESCRIBED_FEATURES]
+        return {
+            "features": {
+                "seen": int(self.seen_features().size),
+                "present": int(present.size),
+                "informativeness": [
+                    {
+                        "index": int(i),
+                        "h": float(h[i]),
+                        "share": float(h[i] / total) if total > 0.0 else None,
+                        "weight": float(w[i]),
+                    }
+                    for i in order
+                ],
+            }
+        }
 
     # --- internals ------------------------------------------------------------------------
 
