@@ -77,14 +77,12 @@ class Oli2dsParams(NamedTuple):
 
 
 @kernel
-def _is_common(st: Any, i: int) -> bool:
-    """Whether feature ``i`` was present in ``prev`` (every feature is, on the first label)."""
-    return st.clock[0] == 0 or (st.clock[1] > 0 and st.last_seen[i] == st.clock[1])
-
-
-@kernel
 def _split(st: Any, idx: np.ndarray, val: np.ndarray) -> tuple[float, float, float, float]:
-    """``(p_c, p_n, s, q)`` for the present features ``x``, summed in index order."""
+    """``(p_c, p_n, s, q)`` for the present features ``x``, summed in index order. A feature is
+    common when it was present in ``prev`` (every feature is, on the very first label)."""
+    first = st.clock[0] == 0
+    stamp = st.clock[1]
+    last_seen, h, w = st.last_seen, st.h, st.w
     h_c = 0.0
     h_n = 0.0
     dot_c = 0.0
@@ -94,13 +92,13 @@ def _split(st: Any, idx: np.ndarray, val: np.ndarray) -> tuple[float, float, flo
     for k in range(idx.shape[0]):
         i = idx[k]
         v = val[k]
-        if _is_common(st, i):
-            h_c += st.h[i]
-            dot_c += st.w[i] * v
+        if first or (stamp > 0 and last_seen[i] == stamp):
+            h_c += h[i]
+            dot_c += w[i] * v
             sq_c += v * v
         else:
-            h_n += st.h[i]
-            dot_n += st.w[i] * v
+            h_n += h[i]
+            dot_n += w[i] * v
             sq_n += v * v
     p_c = h_c / (h_c + h_n) if h_c + h_n != 0.0 else 1.0
     p_n = 1.0 - p_c
@@ -117,27 +115,29 @@ def oli2ds_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
 def _update_stats(st: Any, p: Any, idx: np.ndarray, val: np.ndarray) -> None:
     """Count, mean and ``h`` of the present features (reset on the very first label)."""
     first = st.clock[0] == 0
+    welford = p.welford
+    cnt, mean, h = st.cnt, st.mean, st.h
     for k in range(idx.shape[0]):
         i = idx[k]
         v = val[k]
-        if first or st.cnt[i] == 0:
-            st.cnt[i] = 1
-            st.mean[i] = v
-            st.h[i] = 0.0
-        elif p.welford:
-            st.cnt[i] += 1
-            delta = v - st.mean[i]
-            st.mean[i] += delta / st.cnt[i]
-            st.h[i] = ((st.cnt[i] - 1) * st.h[i] + delta * (v - st.mean[i])) / st.cnt[i]
-        elif st.cnt[i] == 1:
-            st.h[i] = ((st.mean[i] - v) / 2.0) ** 2
-            st.mean[i] = (st.mean[i] + v) / 2.0
-            st.cnt[i] = 2
+        if first or cnt[i] == 0:
+            cnt[i] = 1
+            mean[i] = v
+            h[i] = 0.0
+        elif welford:
+            cnt[i] += 1
+            delta = v - mean[i]
+            mean[i] += delta / cnt[i]
+            h[i] = ((cnt[i] - 1) * h[i] + delta * (v - mean[i])) / cnt[i]
+        elif cnt[i] == 1:
+            h[i] = ((mean[i] - v) / 2.0) ** 2
+            mean[i] = (mean[i] + v) / 2.0
+            cnt[i] = 2
         else:
-            st.cnt[i] += 1
-            delta = v - st.mean[i]
-            st.h[i] += delta * delta / st.cnt[i]
-            st.mean[i] += delta / st.cnt[i]
+            cnt[i] += 1
+            delta = v - mean[i]
+            h[i] += delta * delta / cnt[i]
+            mean[i] += delta / cnt[i]
 
 
 @kernel
@@ -201,11 +201,15 @@ def oli2ds_learn(st: Any, p: Any, idx: np.ndarray, val: np.ndarray,
         q = 1.0
     c = rho / (1.0 + rho) if y > 0 else 1.0 / (1.0 + rho)
     tau = min(p.C * p.theta * c, loss / q) if p.cap else p.theta * c * min(p.C, loss / q)
+    first = t == 1
+    stamp = st.clock[1]
+    last_seen, w = st.last_seen, st.w
     for k in range(idx.shape[0]):
         i = idx[k]
-        st.w[i] += tau * y * (p_c if _is_common(st, i) else p_n) * val[k]
+        common = first or (stamp > 0 and last_seen[i] == stamp)
+        w[i] += tau * y * (p_c if common else p_n) * val[k]
     for k in range(idx.shape[0]):
-        st.last_seen[idx[k]] = t
+        last_seen[idx[k]] = t
     st.clock[0] = t
     st.clock[1] = t
     moved = tau != 0.0
