@@ -23,7 +23,7 @@ from service.model_config import ModelConfig
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis
-from .client import Running, running
+from .client import Running, assert_refused, running
 
 CONFIG: dict[str, Any] = {"algorithm": "oli2ds", "max_features": 40}
 D = 30
@@ -125,3 +125,28 @@ def test_named_features_come_and_go_as_in_the_library_and_survive_kill_9(
     assert "model incomplete (generation 1): recovered at version 240 (80 replayed)" in server.service.log()
     assert api.snapshot("incomplete", probe) == after
     assert after[1] == [library.score(x) for x in probe]
+
+
+def test_oli2ds_configuration_is_checked_by_name(server: Running) -> None:
+    api = server.api
+    model = api.put_model("knobs", {**CONFIG, "statistics": "welford", "cost_in": "cap", "theta": 4})
+    assert (model["config"]["statistics"], model["config"]["C"], model["config"]["theta"]) == (
+        "welford",
+        0.01,
+        4,
+    )
+    explicit = api.put_model("scaled", {**CONFIG, "normalize": "l2", "C": 0.5})
+    assert (explicit["config"]["normalize"], explicit["config"]["C"]) == (
+        "l2",
+        0.5,
+    )  # a choice, not a default
+    for body, field, problem in (
+        ({**CONFIG, "statistics": "variance"}, "statistics", "Input should be"),
+        ({**CONFIG, "B": 2}, "B", "less than or equal to 1"),
+        ({"max_features": 4, "theta": 3}, "theta", "is not a parameter of acog"),
+        ({**CONFIG, "eta": 3}, "eta", "is not a parameter of oli2ds"),
+    ):
+        assert_refused(api.http.put("/models/refused", json=body), 422, field, problem)
+    api.predict_one("knobs", {"a": 1.0})
+    state = api.state("knobs")
+    assert state["features"] == {"seen": 0, "present": 0, "informativeness": []}  # nothing labelled yet
