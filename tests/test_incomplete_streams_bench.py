@@ -24,19 +24,22 @@ def test_acog_zero_filled_and_named_predict_alike() -> None:
     assert not np.array_equal(oli2ds, named)
 
 
-def cells(oli2ds: float, acog: float) -> dict[tuple[str, str, str], Cell]:
+def cells(oli2ds: tuple[float, float], acog: tuple[float, float]) -> dict[tuple[str, str, str], Cell]:
+    """Every stream alike: ``(G-mean, cost)`` of OLI2DS and of ACOG."""
     out = {}
     for scheme in protocol.SCHEMES:
         for system in SYSTEMS:
-            g = oli2ds if system.startswith("OLI2DS") else acog
-            out["wdbc", scheme, system] = Cell(f1=[g], g_mean=[g], sum=[100 * g], cost=[10.0])
+            g, c = oli2ds if system.startswith("OLI2DS") else acog
+            out["wdbc", scheme, system] = Cell(f1=[g], g_mean=[g], sum=[100 * g], cost=[c])
     return out
 
 
 def test_the_recommendation_follows_the_data() -> None:
-    acog_wins = recommendation(cells(oli2ds=0.90, acog=0.92), ["wdbc"])
+    acog_wins = recommendation(cells(oli2ds=(0.90, 30.0), acog=(0.92, 20.0)), ["wdbc"])
     assert "ACOG with named features beats OLI2DS" in acog_wins
-    assert "OLI2DS has the higher G-mean on 0 of 2 streams" in acog_wins
-    oli2ds_wins = recommendation(cells(oli2ds=0.93, acog=0.92), ["wdbc"])
+    assert "OLI2DS ahead on 0 of 2 streams" in acog_wins
+    oli2ds_wins = recommendation(cells(oli2ds=(0.93, 10.0), acog=(0.92, 20.0)), ["wdbc"])
     assert "OLI2DS beats ACOG with named features" in oli2ds_wins
     assert '"algorithm": "oli2ds"' in oli2ds_wins
+    mixed = recommendation(cells(oli2ds=(0.93, 30.0), acog=(0.92, 20.0)), ["wdbc"])
+    assert "neither dominates: OLI2DS has the better G-mean and ACOG the lower cost" in mixed

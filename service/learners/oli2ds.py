@@ -361,14 +361,16 @@ class OLI2DS(Learner):
         """Facts for ``GET /models/{name}``: how many features were ever seen, and the features
         present in the last labelled example (``prev``) with their informativeness ``h``, their
         share of the present ``h`` and their weight, most informative first (at most
-        :data:`DESCRIBED_FEATURES` of them). Indices are feature slots; the service names them."""
+        :data:`DESCRIBED_FEATURES` of them; the intercept is not listed). Indices are feature
+        slots; the service names them."""
         present = self.present_features()
+        present = present[present < self.n_features]  # the intercept is not a feature
         h, w = self._arrays["h"], self._arrays["w"]
         total = float(h[present].sum())
         order = present[np.argsort(-h[present], kind="stable")][:DESCRIBED_FEATURES]
         return {
             "features": {
-                "seen": int(self.seen_features().size),
+                "seen": int(np.count_nonzero(self.seen_features() < self.n_features)),
                 "present": int(present.size),
                 "informativeness": [
                     {
