@@ -229,7 +229,10 @@ def render(
             "report (20 seeded permutations, every example at unit L2 norm, no intercept; sum with rho "
             "from the true class counts, cost with c_p = 0.9), OLI2DS with the code's defaults against "
             "ACOG-II with eta picked from 1e-5 .. 1e5. These streams are complete (only true zeros are "
-            "absent) and not standardised.",
+            "absent) and not standardised: OLI2DS, without an intercept as in the code, keeps its "
+            "threshold at 0, which suits centred (standardised) features and not raw non-negative ones; "
+            "its cost runs weigh the step, which cannot move that threshold (the benchmark's rows with "
+            "and without an intercept, docs/benchmarks.md, show the difference).",
             "",
             "Commands: " + ", ".join(f"`{c}`" for c in online_commands) + ".",
             "",
