@@ -317,8 +317,8 @@ def recommendation(cells: dict[tuple[str, str, str], Cell], names: Sequence[str]
             f'{better_c} for `cost`, with named features (`"max_features"`) either way'
         )
     return (
-        "**Features that come and go.** An open named schema (`max_features`) takes any subset of "
-        "names in each example; an absent name is missing. On the OLI2DS code's incomplete streams "
+        "An open named schema (`max_features`) takes any subset of names in each example; an absent "
+        "name is missing. On the OLI2DS code's incomplete streams "
         f"(trapezoidal and capricious, over {', '.join(names)}; `python -m bench.incomplete_streams`, "
         f"[docs/benchmarks.md](docs/benchmarks.md#features-that-come-and-go)), {verdict}. To ACOG (and "
         "to any linear learner) an absent name is exactly a zero, so named and zero-filled input give it "
