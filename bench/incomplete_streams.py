@@ -1,7 +1,8 @@
 """Streams whose features come and go: OLI2DS against ACOG and river's PA, and OLI2DS's speed.
 
     .venv/bin/python -m bench.incomplete_streams [--datasets wdbc,credit-a,splice] [--rounds 10]
-        [--repeats 5] [--output docs/benchmarks.md] [--readme README.md] [--no-write]
+        [--repeats 5] [--output docs/benchmarks.md] [--readme README.md] [--results FILE.json]
+        [--render-only] [--no-write]
 
 **Streams.** The OLI2DS code's protocol (:mod:`service.evaluation.oli2ds`): each data set
 standardised over the whole set (sklearn ``scale``), 10 rounds of rows shuffled from seed 20, the
@@ -38,12 +39,14 @@ Writes the ``incomplete-streams`` section of ``docs/benchmarks.md`` and the reco
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +63,7 @@ from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 
 SECTION = "incomplete-streams"
+RESULTS = Path("/tmp/acog-incomplete-streams.json")
 README = Path(__file__).resolve().parents[1] / "README.md"
 DATASETS = ("wdbc", "credit-a", "splice")
 OBJECTIVE = Objective(alpha_p=0.5, c_p=0.9)
@@ -283,38 +287,72 @@ def speed_table(timings: list[Timing]) -> str:
     return "\n".join(lines)
 
 
+def paired(
+    cells: dict[tuple[str, str, str], Cell], names: Sequence[str], a: str, b: str, what: str
+) -> tuple[float, float]:
+    """Mean and standard error of ``a - b`` over every (data set, scheme, round): the rounds of two
+    systems share their row orders and missing features, so they pair."""
+    diffs = np.concatenate(
+        [
+            np.subtract(getattr(cells[n, s, a], what), getattr(cells[n, s, b], what))
+            for n in names
+            for s in protocol.SCHEMES
+        ]
+    )
+    se = float(np.std(diffs, ddof=1) / np.sqrt(diffs.size)) if diffs.size > 1 else math.inf
+    return float(np.mean(diffs)), se
+
+
+def outcome(mean: float, se: float, higher_is_better: bool) -> str:
+    """``"OLI2DS"``, ``"ACOG"`` or ``"tie"`` from the paired difference OLI2DS - ACOG: a winner only
+    when the difference is more than two standard errors from 0."""
+    if abs(mean) <= 2.0 * se:
+        return "tie"
+    return "OLI2DS" if (mean > 0) == higher_is_better else "ACOG"
+
+
 def recommendation(cells: dict[tuple[str, str, str], Cell], names: Sequence[str]) -> str:
     """The README paragraph: what the data says a user with incomplete streams should run.
 
-    OLI2DS is recommended over ACOG with named features only if it has the better mean G-mean (sum
-    runs) *and* the lower mean cost (cost runs) over the streams; ACOG stays the default if it is
-    better on both; otherwise the paragraph says which wins what."""
+    G-mean (the ``sum`` runs) and cost (the ``cost`` runs) are compared round by round (paired); a
+    measure has a winner when the mean difference is beyond two standard errors. OLI2DS is
+    recommended when it wins one measure and does not lose the other; ACOG stays the default when
+    it does so, or when both tie."""
     oli2ds, acog = "OLI2DS (served)", "ACOG (named)"
     won, total = wins(cells, names, oli2ds, acog)
-    g_oli, g_acog = (mean_over(cells, names, s, "g_mean") for s in (oli2ds, acog))
-    c_oli, c_acog = (mean_over(cells, names, s, "cost") for s in (oli2ds, acog))
+    g = paired(cells, names, oli2ds, acog, "g_mean")
+    c = paired(cells, names, oli2ds, acog, "cost")
+    by_g, by_c = outcome(*g, higher_is_better=True), outcome(*c, higher_is_better=False)
     figures = (
-        f"mean G-mean {g_oli:.4f} for OLI2DS against {g_acog:.4f} for ACOG (OLI2DS ahead on {won} of "
-        f"{total} streams), mean cost {c_oli:.1f} against {c_acog:.1f} weighted mistakes per 1000 examples"
+        f"G-mean {mean_over(cells, names, oli2ds, 'g_mean'):.4f} for OLI2DS against "
+        f"{mean_over(cells, names, acog, 'g_mean'):.4f} for ACOG, OLI2DS ahead on {won} of {total} streams, "
+        f"paired difference {g[0]:+.4f} ± {2 * g[1]:.4f} (two standard errors over the rounds); cost "
+        f"{mean_over(cells, names, oli2ds, 'cost'):.1f} against {mean_over(cells, names, acog, 'cost'):.1f} "
+        f"weighted mistakes per 1000 examples, difference {c[0]:+.1f} ± {2 * c[1]:.1f}"
     )
-    if g_acog >= g_oli and c_acog <= c_oli:
+    results = {by_g, by_c}
+    if "ACOG" in results and "OLI2DS" not in results:
         verdict = (
             f"ACOG with named features beats OLI2DS ({figures}). So the default algorithm with named "
             'features (`"max_features"`) stays the recommendation; `"algorithm": "oli2ds"` is there for '
-            "when its O(nnz) cost per label and its two parameters matter more than the last point"
+            "when its O(nnz) cost per label and its few parameters matter more"
         )
-    elif g_oli > g_acog and c_oli < c_acog:
+    elif "OLI2DS" in results and "ACOG" not in results:
         verdict = (
             f"OLI2DS beats ACOG with named features ({figures}). So for such streams choose "
             '`"algorithm": "oli2ds"` with named features (`"max_features"`)'
         )
-    else:
-        better_g = "OLI2DS" if g_oli > g_acog else "ACOG"
-        better_c = "OLI2DS" if c_oli < c_acog else "ACOG"
+    elif results == {"tie"}:
         verdict = (
-            f"neither dominates: {better_g} has the better G-mean and {better_c} the lower cost ({figures}). "
-            f'So choose {better_g} (`"algorithm": "{better_g.lower()}"`) for the `sum` objective and '
-            f'{better_c} for `cost`, with named features (`"max_features"`) either way'
+            f"OLI2DS and ACOG with named features tie ({figures}). So the default algorithm with named "
+            'features (`"max_features"`) stays the recommendation; `"algorithm": "oli2ds"` costs O(nnz) '
+            "per label where ACOG's ten full members cost O(d²) each"
+        )
+    else:
+        verdict = (
+            f"neither dominates: {by_g} has the better G-mean and {by_c} the lower cost ({figures}). So "
+            f"choose {by_g} for the `sum` objective and {by_c} for `cost`, with named features "
+            '(`"max_features"`) either way'
         )
     return (
         "An open named schema (`max_features`) takes any subset of names in each example; an absent "
@@ -384,6 +422,28 @@ def render(
     )
 
 
+def save(path: Path, names: Sequence[str], rounds: int, cells: dict[tuple[str, str, str], Cell],
+         timings: list[Timing]) -> None:  # fmt: skip
+    """The measured figures as JSON, so that ``--render-only`` can rewrite the report from them."""
+    path.write_text(
+        json.dumps(
+            {
+                "names": list(names),
+                "rounds": rounds,
+                "cells": [[*key, asdict(cell)] for key, cell in cells.items()],
+                "timings": timings,
+            }
+        )
+    )
+
+
+def restore(path: Path) -> tuple[list[str], int, dict[tuple[str, str, str], Cell], list[Timing]]:
+    data = json.loads(path.read_text())
+    cells = {(n, s, system): Cell(**cell) for n, s, system, cell in data["cells"]}
+    timings = [(int(d), str(p), str(n), [float(v) for v in values]) for d, p, n, values in data["timings"]]
+    return data["names"], int(data["rounds"]), cells, timings
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.incomplete_streams", description=__doc__.splitlines()[0]
@@ -393,17 +453,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=5, help="repeats of the speed measurement")
     parser.add_argument("--output", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--results", type=Path, default=RESULTS, help="JSON of the measured figures")
+    parser.add_argument("--render-only", action="store_true", help="rewrite the report from --results")
     parser.add_argument("--no-write", action="store_true", help="print, write nothing")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
-    cells = compare(names, args.rounds)
-    timings = speed(args.repeats)
-    command = "python -m bench.incomplete_streams" + ("" if argv is None else " " + " ".join(argv))
-    text = render(cells, names, args.rounds, timings, command.strip())
+    if args.render_only:
+        names, rounds, cells, timings = restore(args.results)
+    else:
+        names, rounds = [n.strip() for n in args.datasets.split(",") if n.strip()], args.rounds
+        cells = compare(names, rounds)
+        timings = speed(args.repeats)
+        save(args.results, names, rounds, cells, timings)
+    command = "python -m bench.incomplete_streams"
+    if names != list(DATASETS) or rounds != protocol.ROUNDS:
+        command += f" --datasets {','.join(names)} --rounds {rounds}"
+    text = render(cells, names, rounds, timings, command)
     paragraph = recommendation(cells, names)
     print(text + "\n\n" + paragraph)
     if not args.no_write:
