@@ -223,3 +223,22 @@ def test_sparsity_bounds_the_weighted_mass_and_the_support(stream: list) -> None
         informativeness = h[seen] / h[seen].sum() if h[seen].sum() else np.ones(seen.size)
         assert np.abs(w[seen] * informativeness).sum() <= 0.05 * (1 + 1e-12)
         assert np.count_nonzero(w) <= max(1, int(np.floor(0.5 * seen.size)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(stream=streams)
+def test_the_reference_is_pure_state_in_state_out(stream: list) -> None:
+    """``learn(state, x, y, params) -> (state', s)`` leaves its inputs as they were."""
+    state = ref.initial_state(U)
+    for x, y in stream:
+        before = {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in vars(state).items()}
+        x_before = dict(x)
+        after, _ = ref.learn(state, x, y, ref.Params())
+        for key, value in before.items():
+            assert (
+                np.array_equal(getattr(state, key), value)
+                if isinstance(value, np.ndarray)
+                else getattr(state, key) == value
+            )
+        assert x == x_before and after is not state
+        state = after
