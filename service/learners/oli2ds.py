@@ -50,10 +50,10 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..jit_cache import kernel
 from .base import Learner, StreamResult, UpdateInfo, alpha_p_value, flag, positive, rho_value
 from .errors import InvalidInput, InvalidParameter
 from .inputs import SparseVector, canonical, with_intercept
-from .jit import kernel
 
 Oli2dsState = namedtuple(
     "Oli2dsState", ["counts", "w", "mean", "h", "cnt", "last_seen", "clock", "class_counts"]
@@ -183,13 +183,12 @@ def _sparsify(st: Any, p: Any) -> bool:
 
 
 @kernel
-def oli2ds_learn(st: Any, p: Any, idx: np.ndarray, val: np.ndarray,
-                 y: int) -> tuple[float, float, bool, float]:  # fmt: skip
-    """One round on the present features ``x``: ``(s, loss, updated, rho)``."""
+def _round(st: Any, p: Any, idx: np.ndarray, val: np.ndarray, y: int) -> tuple[float, float, bool, float]:
+    """One round on the present features ``x``, all but the label counts ``st.counts``:
+    ``(s, loss, updated, rho)``."""
     _update_stats(st, p, idx, val)
     if st.clock[0] > 0:
         st.class_counts[0 if y > 0 else 1] += 1
-    st.counts[0 if y > 0 else 1] += 1
     p_c, p_n, s, q = _split(st, idx, val)
     rho = oli2ds_rho(p, st.class_counts)
     t = st.clock[0] + 1
@@ -216,6 +215,26 @@ def oli2ds_learn(st: Any, p: Any, idx: np.ndarray, val: np.ndarray,
     if p.sparsity:
         moved |= _sparsify(st, p)
     return s, loss, moved, rho
+
+
+@kernel
+def oli2ds_learn(st: Any, p: Any, idx: np.ndarray, val: np.ndarray,
+                 y: int) -> tuple[float, float, bool, float]:  # fmt: skip
+    """One round on the present features ``x``: ``(s, loss, updated, rho)``, ``s`` and ``rho``
+    being the score and bias the update used."""
+    out = _round(st, p, idx, val, y)
+    st.counts[0 if y > 0 else 1] += 1
+    return out
+
+
+@kernel
+def oli2ds_update(st: Any, p: Any, idx: np.ndarray, val: np.ndarray, y: int,
+                  score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
+    """The round in the driver's shape (the driver counts the label). OLI2DS recomputes its score
+    after updating its statistics and takes its bias from its own class counts, so ``score`` and
+    ``rho`` are not read; the state ends as :meth:`OLI2DS.learn` leaves it."""
+    _, loss, moved, _ = _round(st, p, idx, val, y)
+    return loss, moved
 
 
 @kernel
@@ -275,8 +294,10 @@ class OLI2DS(Learner):
         "B": (1.0, _fraction_b),
     }
     state_type = Oli2dsState
+    params_type = Oli2dsParams
+    kernels = (oli2ds_score, oli2ds_update)
 
-    def kernel_record(self) -> Oli2dsParams:
+    def kernel_params(self) -> Oli2dsParams:
         """The params record the kernels read."""
         p = self.params
         laplace = p["rho"] == "laplace"
@@ -305,10 +326,10 @@ class OLI2DS(Learner):
             "class_counts": np.ones(2, dtype=np.int64),
         }
 
-    def _check_params(self) -> None:
-        self._record = self.kernel_record()
-
     # --- the contract, on OLI2DS's own kernels --------------------------------------------
+    # The driver's step scores before it updates; OLI2DS scores after updating its statistics and
+    # reports that score and its own bias, so learn and run call its kernels directly (the state
+    # ends in the same bits as through the driver: tests/learners/test_oli2ds.py).
 
     def score(self, x: Any) -> float:
         """``s`` for the present features of ``x``; the statistics are not updated."""
@@ -316,12 +337,14 @@ class OLI2DS(Learner):
         return float(oli2ds_score(self._st, idx, val))
 
     def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
-        s, loss, updated, rho = oli2ds_learn(self._st, self._record, vector[0], vector[1], y)
+        self._refuse_if_borrowed()
+        s, loss, updated, rho = oli2ds_learn(self._st, self._kernel_params, vector[0], vector[1], y)
         return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """``learn`` over the rows of ``X``: a dense array has every feature present, a sparse
         matrix the entries it stores (explicit zeros included)."""
+        self._refuse_if_borrowed()
         csr = self._presence_matrix(X)
         labels = np.asarray(y)
         if labels.shape != (csr.shape[0],):
@@ -331,14 +354,14 @@ class OLI2DS(Learner):
         ys = labels.astype(np.int64)
         scores = np.empty(ys.shape[0], dtype=np.float64)
         updated = np.empty(ys.shape[0], dtype=np.bool_)
-        oli2ds_stream(self._st, self._record, csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
-                      csr.data, ys, scores, updated)  # fmt: skip
+        indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
+        oli2ds_stream(self._st, self._kernel_params, indptr, indices, csr.data, ys, scores, updated)
         return StreamResult(scores, updated)
 
     @property
     def rho(self) -> float:
         """``ρ`` from the class counts so far (the next label also counts its own class)."""
-        return float(oli2ds_rho(self._record, self._arrays["class_counts"]))
+        return float(oli2ds_rho(self._kernel_params, self._arrays["class_counts"]))
 
     # --- what the service shows ---------------------------------------------------------
 

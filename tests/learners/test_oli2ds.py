@@ -225,6 +225,21 @@ def test_sparsity_bounds_the_weighted_mass_and_the_support(stream: list) -> None
         assert np.count_nonzero(w) <= max(1, int(np.floor(0.5 * seen.size)))
 
 
+@settings(max_examples=20, deadline=None)
+@given(stream=streams)
+def test_through_the_driver_the_state_ends_in_the_same_bits(stream: list) -> None:
+    """The registered kernels (the driver's shape) and ``learn`` (OLI2DS's own) give one state."""
+    from service.learners import driver
+
+    ours, driven = create("oli2ds", n_features=U), create("oli2ds", n_features=U)
+    for x, y in stream:
+        ours.learn(pair(x), y)
+        vector, label = driven.checked(pair(x), y)
+        driver.learn_one(driven._st, driven._kernel_params, driven._rho_cfg, vector[0], vector[1], label)
+    for key, value in ours.to_state().items():
+        assert np.array_equal(value, driven.to_state()[key])
+
+
 @settings(max_examples=30, deadline=None)
 @given(stream=streams)
 def test_the_reference_is_pure_state_in_state_out(stream: list) -> None:
