@@ -12,6 +12,11 @@ Three input forms, chosen by the model's schema:
 The vector is L2-normalised (``normalize: "l2"``; a zero vector stays zero) before it is
 scored and stored, so a replay reads exactly what was scored.
 
+**Presence.** For most learners an explicit 0 and an absent feature are the same thing, and the
+vector they receive holds the non-zero entries only. A learner that declares ``needs_presence``
+(OLI2DS: features come and go) receives the *present* features instead, explicit zeros kept:
+every entry of a dense list, every index of a sparse object, every name of a named object.
+
 Named features go through the model's :class:`FeatureRegistry`, which gives each name an
 index the first time it appears **in the label log** (in the sorted order of the names of
 that example). Because indices are assigned when labels are applied, in log order, every
@@ -29,6 +34,7 @@ import numpy as np
 
 from model_store import Example
 
+from .learners import ALGORITHMS
 from .learners.errors import InvalidInput
 from .learners.inputs import SparseVector, canonical
 from .model_config import ModelConfig
@@ -82,12 +88,19 @@ class FeatureRegistry:
         self.__post_init__()
 
 
+def needs_presence(config: ModelConfig) -> bool:
+    """Whether the model's learner reads which features are present (explicit zeros kept)."""
+    learner = ALGORITHMS.get(config.algorithm) if config.algorithm is not None else None
+    return bool(getattr(learner, "needs_presence", False))
+
+
 class FeatureSpace:
     """A model's input schema: parses requests, and maps stored examples to vectors."""
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
         self.dimension = config.dimension
+        self.keep_zeros = needs_presence(config)
         self.registry: FeatureRegistry | None = None
         if config.named:
             self.registry = FeatureRegistry(
@@ -121,7 +134,7 @@ class FeatureSpace:
         else:
             raise FeatureError(field, "must be a list of numbers or a sparse {indices, values} object")
         try:
-            return canonical(x, self.dimension)
+            return canonical(x, self.dimension, keep_zeros=self.keep_zeros)
         except InvalidInput as exc:
             raise FeatureError(field, exc.problem.replace("n_features", "the model's n_features")) from None
 
@@ -162,7 +175,7 @@ class FeatureSpace:
         pairs = [
             (i, v) for n, v in zip(names, values, strict=True) if (i := self.registry.index_of(n)) is not None
         ]
-        return self._sorted(pairs)
+        return self._sorted(pairs, self.keep_zeros)
 
     # --- stored examples (apply time, in log order) ---------------------------------------
 
@@ -173,12 +186,34 @@ class FeatureSpace:
         assert self.registry is not None and example.names is not None
         indices = self.registry.register(example.names)
         pairs = [(int(i), v) for i, v in zip(indices, example.values, strict=True) if i >= 0]
-        return self._sorted(pairs)
+        return self._sorted(pairs, self.keep_zeros)
+
+    def name_of(self, index: int) -> str:
+        """The name of a learner's feature slot: the registered name, ``"(intercept)"`` past the
+        schema, else the index written out."""
+        if self.registry is not None and index < len(self.registry.names):
+            return self.registry.names[index]
+        return "(intercept)" if index >= self.dimension else str(index)
+
+    def missing_share(self, example: Example) -> float:
+        """The share of the model's known features absent from a logged example (after
+        :meth:`vector` registered its names): ``1 - |present| / |registered names|`` for a named
+        schema, ``1 - |stored entries| / n_features`` for an indexed one (where a learner that does
+        not read presence never stored the zeros)."""
+        if example.names is not None and self.registry is not None:
+            known = len(self.registry.names)
+            present = sum(self.registry.index_of(n) is not None for n in example.names)
+        else:
+            known, present = self.dimension, len(example.values)
+        return 1.0 - present / known if known else 0.0
 
     @staticmethod
-    def _sorted(pairs: list[tuple[int, float]]) -> SparseVector:
+    def _sorted(pairs: list[tuple[int, float]], keep_zeros: bool = False) -> SparseVector:
+        """``(indices, values)`` in index order; zero values dropped unless ``keep_zeros``."""
         pairs.sort()
         idx = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
         val = np.fromiter((p[1] for p in pairs), dtype=np.float64, count=len(pairs))
+        if keep_zeros:
+            return idx, val
         keep = val != 0.0
         return idx[keep], val[keep]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 UPDATE_BUCKETS = (1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 5e-3, 0.025, 0.1, 1.0)
 DELAY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)
+SHARE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 
 class Telemetry(Observer):
@@ -76,6 +77,13 @@ class Telemetry(Observer):
             buckets=DELAY_BUCKETS,
             registry=registry,
         )
+        self.missing_share = Histogram(
+            "acog_missing_features_ratio",
+            "Share of the model's registered features absent from each labelled example.",
+            ["model"],
+            buckets=SHARE_BUCKETS,
+            registry=registry,
+        )
 
     def watch(self, engine: Engine) -> None:
         self.registry.register(ModelStateCollector(engine))
@@ -89,6 +97,7 @@ class Telemetry(Observer):
         self.expired_total.labels(model)
         self.update_duration.labels(model)
         self.label_delay.labels(model)
+        self.missing_share.labels(model)
 
     def model_removed(self, model: str) -> None:
         for metric in (
@@ -98,6 +107,7 @@ class Telemetry(Observer):
             self.request_duration,
             self.update_duration,
             self.label_delay,
+            self.missing_share,
         ):
             for labels in [key for key in metric._metrics if key[0] == model]:
                 metric.remove(*labels)
@@ -111,6 +121,7 @@ class Telemetry(Observer):
     def applied(self, model: str, applied: Applied) -> None:
         self.update_duration.labels(model).observe(applied.update_seconds)
         self.label_delay.labels(model).observe(applied.delay)
+        self.missing_share.labels(model).observe(applied.missing_share)
 
     def rejected(self, model: str, reason: str, count: int = 1) -> None:
         self.rejected_total.labels(model, reason).inc(count)
@@ -146,6 +157,9 @@ class ModelStateCollector(Collector):
         pending = gauge("acog_pending_predictions", "Predictions waiting for their label.")
         age = gauge("acog_checkpoint_age_seconds", "Seconds since the last durable checkpoint.")
         eta = gauge("acog_eta_selected", "Learning rate in use (chosen online when eta is auto).")
+        registered = gauge(
+            "acog_features_registered", "Feature names registered (named schemas), else n_features."
+        )
         w_sum = gauge("acog_window_weighted_sum", "Weighted sum over the last N labels.", ("window",))
         w_cost = gauge("acog_window_weighted_cost", "Weighted cost over the last N labels.", ("window",))
         w_sens = gauge("acog_window_sensitivity", "Sensitivity over the last N labels.", ("window",))
@@ -169,6 +183,8 @@ class ModelStateCollector(Collector):
             since = rt.checkpointed_at if rt.checkpointed_at is not None else rt.created_at
             age.add_metric([name], max(0.0, now - since))
             eta.add_metric([name], rt.learner.eta)
+            names = rt.features.registry
+            registered.add_metric([name], len(names.names) if names is not None else rt.features.dimension)
             size = str(rt.window.size)
             w_sum.add_metric([name, size], rt.window.weighted_sum)
             w_cost.add_metric([name, size], rt.window.weighted_cost)
@@ -188,6 +204,7 @@ class ModelStateCollector(Collector):
             pending,
             age,
             eta,
+            registered,
             w_sum,
             w_cost,
             w_sens,

@@ -37,6 +37,8 @@ class Applied:
     version: int
     delay: float
     update_seconds: float
+    missing_share: float = 0.0
+    """Share of the model's known features absent from the example."""
 
 
 class ModelRuntime:
@@ -92,6 +94,7 @@ class ModelRuntime:
             version=self.version,
             delay=max(0.0, entry.labelled_at - entry.predicted_at),
             update_seconds=elapsed,
+            missing_share=self.features.missing_share(entry.example),
         )
 
     # --- checkpoints ----------------------------------------------------------------------
@@ -162,4 +165,8 @@ class ModelRuntime:
         out.update(learner.describe())  # "eta" (the selection of eta="auto"), "sketch", ...
         if self.features.registry is not None:
             out["features_registered"] = len(self.features.registry.names)
+        features = out.get("features")
+        if features is not None:  # presence learners (OLI2DS) give feature slots: name them
+            for entry in features["informativeness"]:
+                entry["name"] = self.features.name_of(entry.pop("index"))
         return out

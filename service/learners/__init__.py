@@ -8,7 +8,7 @@
 (True, 1)
 
 Names: ``perceptron``, ``pa1``, ``paum``, ``cpapb``, ``romma``, ``arow``, ``cog``,
-``acog``, ``acog-diag``, ``sacog``, ``ssacog`` (the ``-I``/``-II`` suffix of the paper is
+``acog``, ``acog-diag``, ``sacog``, ``ssacog``, ``oli2ds`` (the ``-I``/``-II`` suffix of the paper is
 the ``loss`` parameter). The contract, and the recipe for adding an algorithm, are in
 :mod:`service.learners.base`; :func:`warm_up` compiles the kernels a set of learners needs.
 Importing this package does no I/O: the process chooses the kernels' disk cache
@@ -25,11 +25,12 @@ from .base import Learner, OnlineLearner, StreamResult, UpdateInfo, register
 from .ensemble import DEFAULT_GRID, EtaGrid
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
+from .oli2ds import OLI2DS
 from .sketch import SACOG, SSACOG
 from .warm_up import WarmUp, warm_up
 
 ALGORITHMS: dict[str, type[Learner]] = register(
-    [Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG]
+    [Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS]
 )
 """Every algorithm by name: the one place a new learner is registered."""
 

@@ -274,6 +274,9 @@ class Learner:
     """The algorithm's params record, what :meth:`kernel_params` returns."""
     kernels: ClassVar[tuple[Callable[..., Any], Callable[..., Any]]]
     """``(score, update)``: the two numba kernels, bound to ``state_type`` by :func:`register`."""
+    needs_presence: ClassVar[bool] = False
+    """Whether it reads which features are present: its input keeps explicit zeros (a dense
+    vector is all present; a sparse pair or matrix holds the present indices)."""
 
     def __init__(self, n_features: int, **params: Any) -> None:
         if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 1:
@@ -490,7 +493,7 @@ class Learner:
         return RhoConfig(int(RhoMode.FIXED), float(rho), alpha_p)
 
     def _vector(self, x: Any) -> SparseVector:
-        vector = canonical(x, self.n_features)
+        vector = canonical(x, self.n_features, keep_zeros=self.needs_presence)
         if self.params["fit_intercept"]:
             vector = with_intercept(vector, self.n_features, self.params["intercept_value"])
         return vector
