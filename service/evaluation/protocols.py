@@ -44,6 +44,12 @@ def _run_oli2ds(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _run_opid(args: argparse.Namespace) -> int:
+    from .opid_cli import run_opid
+
+    return run_opid(args)
+
+
 PROTOCOLS: dict[str, Protocol] = {
     "online": Protocol(
         "the ACOG paper's: permutations of the stream, predict then learn every label "
@@ -56,5 +62,11 @@ PROTOCOLS: dict[str, Protocol] = {
         "features, one pass; final F1 and G-mean",
         _oli2ds_options,
         _run_oli2ds,
+    ),
+    "opid": Protocol(
+        "the OPID paper's Table 2: C-stage on the old features, class-balanced E-stage draws, "
+        "liblinear baselines (the bench extra); --permutations repeats, --seed seeds the draws",
+        _no_options,
+        _run_opid,
     ),
 }
