@@ -20,12 +20,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.report import carry_sections
 from bench.reproduction.extras import run_extras
 from bench.reproduction.paper import PAPER_RESULTS
 from bench.reproduction.plans import ORDER, PLANS
 from bench.reproduction.report import render
 from bench.reproduction.runs import cached, compute
-from bench.report import carry_sections
 
 DEFAULT_RESULTS_DIR = Path("/tmp/acog-repro")
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "reproduction.md"
