@@ -9,8 +9,10 @@
 
 Names: ``perceptron``, ``pa1``, ``paum``, ``cpapb``, ``romma``, ``arow``, ``cog``,
 ``acog``, ``acog-diag``, ``sacog``, ``ssacog``, ``oli2ds`` (the ``-I``/``-II`` suffix of the paper is
-the ``loss`` parameter). The contract, and the recipe for adding an algorithm, are in
-:mod:`service.learners.base`; :func:`warm_up` compiles the kernels a set of learners needs.
+the ``loss`` parameter), and ``opid`` (Hou & Zhou: a model that survives a declared change of
+feature schema, :mod:`service.learners.opid`). The contract, and the recipe for adding an
+algorithm, are in :mod:`service.learners.base`; :func:`warm_up` compiles the kernels a set of
+learners needs.
 Importing this package does no I/O: the process chooses the kernels' disk cache
 (:func:`service.jit_cache.configure`) before importing it.
 """
@@ -26,11 +28,12 @@ from .ensemble import DEFAULT_GRID, EtaGrid
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
 from .oli2ds import OLI2DS
+from .opid.learner import OPID
 from .sketch import SACOG, SSACOG
 from .warm_up import WarmUp, warm_up
 
 ALGORITHMS: dict[str, type[Learner]] = register(
-    [Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS]
+    [Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID]
 )
 """Every algorithm by name: the one place a new learner is registered."""
 

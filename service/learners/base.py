@@ -95,6 +95,7 @@ from . import driver
 from .driver import NoParams, RhoConfig, RhoMode
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .inputs import SparseVector, canonical, with_intercept
+from .migration import FeatureMigration, migrate
 
 STATE_FORMAT = 1
 """Version of the ``to_state`` layout; ``load_state`` refuses any other."""
@@ -172,6 +173,8 @@ class OnlineLearner(Protocol):
     def load_state(self, state: Mapping[str, Any]) -> None: ...
 
     def state_nbytes(self) -> int: ...
+
+    def migrate(self, migration: FeatureMigration) -> OnlineLearner: ...
 
 
 def read_only(arr: np.ndarray) -> np.ndarray:
@@ -441,7 +444,7 @@ class Learner:
             if state.get(key) != expected:
                 raise InvalidInput("state", f"{key} is {state.get(key)!r}, expected {expected!r}")
         fresh: dict[str, np.ndarray] = {}
-        for name, current in self._arrays.items():
+        for name, current in self._state_templates(state).items():
             if name not in state:
                 raise InvalidInput("state", f"missing array {name!r}")
             arr = np.asarray(state[name])
@@ -459,6 +462,16 @@ class Learner:
 
     def state_nbytes(self) -> int:
         return sum(int(a.nbytes) for a in self._arrays.values())
+
+    def migrate(self, migration: FeatureMigration) -> OnlineLearner:
+        """This learner carried onto a new feature schema (:mod:`service.learners.migration`); the
+        learner itself is left as it was."""
+        return migrate(self, migration)
+
+    def _state_templates(self, state: Mapping[str, Any]) -> Mapping[str, np.ndarray]:
+        """The arrays ``load_state`` takes, each with the dtype and shape it must have: the current
+        ones (a learner whose shapes depend on its state, OPID, derives them from ``state``)."""
+        return self._arrays
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

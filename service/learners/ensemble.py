@@ -40,6 +40,7 @@ import numpy as np
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
+from .migration import FeatureMigration, migrate
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 Objective = Literal["sum", "cost"]
@@ -267,6 +268,11 @@ class EtaGrid:
 
     def weights(self) -> np.ndarray:
         return self.members[self.leader()].weights()
+
+    def migrate(self, migration: FeatureMigration) -> EtaGrid:
+        """Every member carried onto the new schema; the track records and the leader carry on."""
+        grid: EtaGrid = migrate(self, migration)
+        return grid
 
     def state_nbytes(self) -> int:
         return sum(m.state_nbytes() for m in self.members) + self._recent.nbytes

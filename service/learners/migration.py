@@ -306,4 +306,6 @@ def _migrate_ensemble(grid: Any, migration: FeatureMigration) -> Any:
     for name in ("_counts", "_window_counts", "_recent", "_cursor"):
         setattr(new, name, getattr(grid, name).copy())
     new._leader = None
+    if hasattr(new, "_borrows"):
+        new._borrows = 0
     return new
