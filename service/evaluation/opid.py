@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..learners.opid.reference import (
+    GAMMAS,
     WeightedSums,
     c_stage_solve,
     decide,
@@ -41,8 +42,6 @@ from ..learners.opid.reference import (
 from .datasets.libsvm import read_libsvm_raw
 from .datasets.registry import default_datasets_dir
 
-GAMMAS = (1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3)
-"""The spec's γ grid for the E-stage."""
 CS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3)
 """The baselines' C grid ([decision])."""
 FOLDS = 5

@@ -81,7 +81,7 @@ def test_the_change_solves_prop1_with_the_current_rho_and_leaves_the_old_learner
     facts = new.describe()["opid"]
     assert facts == {
         "phase": "E", "changes": 1, "labels_since_change": 0, "survived": 5, "augmented": 3,
-        "refits": 0, "mix": [0.5, 0.5],
+        "refits": 0, "mix": [0.5, 0.5], "gamma": None,
     }  # fmt: skip
     assert new.n_features == MOVE.n_new and new.phase == "E" and old.phase == "C"
 
@@ -103,20 +103,42 @@ def test_phase_e_refits_every_60_labels_to_the_reference_alternation(rho: object
     dense = rows_of(Xe[:120], True)
     S = np.r_[0:4, MOVE.n_new]  # survivors in ws order: new 0..3, then the intercept
     A = np.arange(4, MOVE.n_new)
+    A = np.r_[A, MOVE.n_new]  # the intercept is also the E-stage's own bias column (the last)
     M = reference.e_stage_design(dense[:, S], dense[:, A], ws[:, None])
+    Y, pos = ye[:120].astype(float), ye[:120] > 0
     sums = reference.WeightedSums.empty(M.shape[1])
-    sums.add(M, ye[:120].astype(float), ye[:120] > 0)
-    np.testing.assert_allclose(state["mm"], sums.gram, atol=1e-10)
+    sums.add(M, Y, pos)
+    np.testing.assert_allclose(state["mm"].sum(axis=0), sums.gram, atol=1e-10)
     # the refit at label 120 used the rho of that label (the counts before it)
     counts = old.to_state()["counts"] + np.array([np.sum(ye[:119] > 0), np.sum(ye[:119] < 0)])
     rho_now = 0.5 * (counts[1] + 1) / (0.5 * (counts[0] + 1)) if rho == "laplace" else float(rho)
+    folds = []
+    for f in range(5):  # label i since the change is in fold i mod 5
+        fold = reference.WeightedSums.empty(M.shape[1])
+        fold.add(M[f::5], Y[f::5], pos[f::5])
+        folds.append(fold.weighted(rho_now))
+    gamma, _ = reference.e_stage_cv(folds, 1)
     MM, MY, YY = sums.weighted(rho_now)
-    fit = reference.e_stage_fit(MM, MY, YY, 1, 1.0)
+    fit = reference.e_stage_fit(MM, MY, YY, 1, gamma)
+    assert state["mix"][2] == gamma == new.describe()["opid"]["gamma"]
     np.testing.assert_allclose(state["v"], fit.V[:, 0], atol=1e-8)
-    np.testing.assert_allclose(state["mix"], [fit.w1, fit.w2], atol=1e-8)
+    np.testing.assert_allclose(state["mix"][:2], [fit.w1, fit.w2], atol=1e-8)
     later = rows_of(Xe[120:], True)
     M_later = reference.e_stage_design(later[:, S], later[:, A], ws[:, None])
     np.testing.assert_allclose(new.run(Xe[120:], ye[120:]).scores, M_later @ state["v"], atol=1e-10)
+
+
+def test_a_fixed_gamma_skips_the_cross_validation() -> None:
+    X, y = stream(300, D, seed=5)
+    learner = create("opid", D, gamma=10.0, rho=1.0)
+    learner.run(X, y)
+    new = learner.migrate(MOVE)
+    Xe, ye = stream(60, MOVE.n_new, seed=6)
+    new.run(Xe, ye)
+    s = new.to_state()
+    fit = reference.e_stage_fit(s["mm"].sum(0), s["my"].sum(0)[:, None], float(s["yy"][:, 0].sum()), 1, 10.0)
+    assert s["mix"][2] == 10.0
+    np.testing.assert_allclose(s["v"], fit.V[:, 0], atol=1e-8)
 
 
 def test_phase_e_keeps_the_contract() -> None:
@@ -167,7 +189,7 @@ def test_a_corrupt_phase_e_state_is_refused_and_changes_nothing() -> None:
     state = new.to_state()
     for bad in (
         {**state, "role": np.zeros(MOVE.n_new + 1, np.int64)},  # two coordinates claim position 0
-        {**state, "mm": np.zeros((3, 3))},
+        {**state, "mm": np.zeros((5, 3, 3))},
         {**state, "ws": np.zeros(2)},
     ):
         with pytest.raises(InvalidInput) as info:
@@ -183,3 +205,5 @@ def test_the_memory_budget_covers_three_dense_matrices() -> None:
     assert create("opid", 999, memory_budget=3 * 1000 * 1000 * 8).state_nbytes() >= 3 * 999 * 999 * 8
     with pytest.raises(InvalidParameter, match="n_features"):  # the new schema is checked too
         create("opid", 10, memory_budget=3 * 11 * 11 * 8).migrate(FeatureMigration.from_indices(10, [0], 30))
+    with pytest.raises(InvalidParameter, match="five folds"):  # and phase E's own sums
+        create("opid", 10, memory_budget=3 * 11 * 11 * 8).migrate(FeatureMigration.from_indices(10, [0], 9))

@@ -26,15 +26,24 @@ open schema is an augmented feature with no past).
 
     M'M += m m',  M'Y += y m,  Σy² += y²       (and the positive-class sums: O((2 + nnz(xᵃ))²))
 
-and every ``refit_every`` labels (60 [decision]) the E-stage alternation runs on the weighted sums
-with the current ρ, giving V (k) and (w₁, w₂). Predictions ``m.V`` are linear in x, so ``w`` holds
-``Wˢ* (V₁ + V₂)`` on the survivors and ``V₂₊ₐ`` on the augmented coordinates. Until the first refit
-``V = e₁``: the prediction is ``xˢ.Wˢ*``, the C-stage model on the survivors. Phase E also keeps
-the phase-C sums over the new schema from the change on, so a later change starts from them
-[decision: "start a new G over S ∪ A at each change"].
+and every ``refit_every`` labels (60 [decision]) the E-stage alternation runs on the sums weighted
+with the current ρ, giving V (k) and (w₁, w₂). γ is chosen at each refit as the spec chooses it, by
+5-fold cross-validation over {1e-2, ..., 1e3}: the sums are kept per fold (label i since the change
+in fold i mod 5), so each fold can be held out from sums alone, and the criterion is the held-out
+squared error (accuracy would need the rows) [decision]; ``gamma`` set to a number skips it.
+Predictions ``m.V`` are linear in x, so ``w`` holds ``Wˢ* (V₁ + V₂)`` on the survivors and
+``V₂₊ₐ`` on the augmented coordinates. Until the first refit ``V = e₁``: the prediction is
+``xˢ.Wˢ*``, the C-stage model on the survivors. Phase E also keeps the phase-C sums over the new
+schema from the change on, so a later change starts from them [decision: "start a new G over
+S ∪ A at each change"].
 
-Memory: ``3 d²`` floats in phase C (G, G₊, P), ``2 d² + 2 k²`` in phase E; the configuration is
-refused when ``3 d²`` floats exceed ``memory_budget``.
+With an intercept, the intercept is a survivor (it feeds z through Wˢ*) and the E-stage also gets a
+bias of its own: the constant is appended to xᵃ [decision, beyond the paper, which has no
+intercept: without it the E-stage cannot move the threshold of ``z``, and ``python -m
+bench.migration`` measured it stuck at one class on german].
+
+Memory: ``3 d²`` floats in phase C (G, G₊, P), ``2 d² + 10 k²`` in phase E (five folds of M'M and
+M'M₊); a configuration, or a migration, whose phase would exceed ``memory_budget`` is refused.
 """
 
 from __future__ import annotations
@@ -67,22 +76,27 @@ OPIDState = namedtuple(
         "inverse",  # P = (G(ρ_u) + r I)⁻¹ in phase C (dim²); 0 x 0 in phase E
         "role",  # phase E: per coordinate, its survived position (>= 0) or -1 - augmented position
         "ws",  # phase E: Wˢ* (s)
-        "mm", "mm_pos", "my", "my_pos",  # phase E: M'M, M'M₊ (k²), M'Y, M'Y₊ (k)
-        "yy",  # phase E: [Σ y², Σ₊ y²]
+        "mm", "mm_pos", "my", "my_pos",  # phase E, per fold: M'M, M'M₊ (5 × k²), M'Y, M'Y₊ (5 × k)
+        "yy",  # per fold: [Σ y², Σ₊ y²] (5 × 2)
         "v",  # phase E: V (k)
-        "mix",  # phase E: [w₁, w₂]
+        "mix",  # phase E: [w₁, w₂, the γ of the last refit]
     ],
 )  # fmt: skip
 
 PHASE_C_ONLY = ("inverse",)
-PHASE_E_ONLY = ("role", "ws", "mm", "mm_pos", "my", "my_pos", "v")
+FOLDS = 5
+"""The E-stage sums are kept per fold (label ``i`` since the change goes to fold ``i mod 5``), so
+that γ can be chosen by 5-fold cross-validation from sums alone."""
+GAMMAS = np.array(reference.GAMMAS)
 
 
 class OPIDParams(NamedTuple):
     """What an OPID update reads."""
 
+    intercept: bool  # the last coordinate is the intercept (also the E-stage's own bias)
     ridge: float  # r, the paper's ρ: the ridge of phase C's model and of Prop. 1
-    gamma: float  # γ, the E-stage regulariser
+    gamma_cv: bool  # γ by 5-fold cross-validation over GAMMAS at every refit
+    gamma: float  # γ, the E-stage regulariser, when not cross-validated
     refit_every: int  # E-stage labels between refits
     rho_tolerance: float  # relative move of ρ that rebuilds phase C's inverse
 
@@ -158,8 +172,8 @@ def c_stage_step(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray, y: in
 
 
 @kernel
-def e_stage_row(st: Any, idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``m = [z, z, xᵃ]`` as a sparse pair (positions, values), with ``z = xˢ.Wˢ*``."""
+def e_stage_row(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``m = [z, z, xᵃ (, bias)]`` as a sparse pair (positions, values), with ``z = xˢ.Wˢ*``."""
     role, ws = st.role, st.ws
     n_aug = 0
     z = 0.0
@@ -169,8 +183,9 @@ def e_stage_row(st: Any, idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, 
             z += ws[r] * val[a]
         else:
             n_aug += 1
-    pos = np.empty(2 + n_aug, np.int64)
-    mv = np.empty(2 + n_aug)
+    bias = p.intercept and idx.shape[0] > 0 and idx[idx.shape[0] - 1] == role.shape[0] - 1
+    pos = np.empty(2 + n_aug + (1 if bias else 0), np.int64)
+    mv = np.empty(pos.shape[0])
     pos[0], pos[1] = 0, 1
     mv[0], mv[1] = z, z
     k = 2
@@ -180,6 +195,9 @@ def e_stage_row(st: Any, idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, 
             pos[k] = 2 + (-1 - r)
             mv[k] = val[a]
             k += 1
+    if bias:  # the intercept's constant again, in the E-stage's own bias column (the last)
+        pos[k] = st.mm.shape[1] - 1
+        mv[k] = val[idx.shape[0] - 1]
     return pos, mv
 
 
@@ -234,41 +252,69 @@ def e_stage_alternation(
 
 
 @kernel
-def e_stage_weights(st: Any) -> None:
-    """``w``: ``Wˢ* (V₁ + V₂)`` on the survivors, ``V₂₊ₐ`` on the augmented coordinates."""
+def e_stage_weights(st: Any, intercept: bool) -> None:
+    """``w``: ``Wˢ* (V₁ + V₂)`` on the survivors, ``V₂₊ₐ`` on the augmented coordinates, plus the
+    E-stage's own bias on the intercept."""
     role, ws, v, w = st.role, st.ws, st.v, st.w
     both = v[0] + v[1]
     for j in range(w.shape[0]):
         r = role[j]
         w[j] = ws[r] * both if r >= 0 else v[2 + (-1 - r)]
+    if intercept:
+        w[w.shape[0] - 1] += v[v.shape[0] - 1]
 
 
 @kernel
-def e_stage_refit(st: Any, gamma: float, rho: float) -> None:
-    """Refit V and (w₁, w₂) from the sums weighted with the current ρ."""
+def held_out_error(MM: np.ndarray, MY: np.ndarray, YY: float, V: np.ndarray) -> float:
+    """``||M V - Y||²`` over a fold, from its sums."""
+    return V @ (MM @ V) - 2.0 * (V @ MY) + YY
+
+
+@kernel
+def e_stage_refit(st: Any, p: OPIDParams, rho: float) -> None:
+    """Refit V and (w₁, w₂) from the sums weighted with the current ρ; γ by 5-fold CV (the least
+    held-out squared error over the folds; ties go to the smaller γ) unless it is fixed."""
     extra = rho - 1.0
-    MM = st.mm + extra * st.mm_pos
-    MY = st.my + extra * st.my_pos
-    YY = st.yy[0] + extra * st.yy[1]
+    MM = st.mm[0] + extra * st.mm_pos[0]
+    MY = st.my[0] + extra * st.my_pos[0]
+    YY = st.yy[0, 0] + extra * st.yy[0, 1]
+    for f in range(1, FOLDS):
+        MM += st.mm[f] + extra * st.mm_pos[f]
+        MY += st.my[f] + extra * st.my_pos[f]
+        YY += st.yy[f, 0] + extra * st.yy[f, 1]
+    gamma = p.gamma
+    if p.gamma_cv:
+        best = np.inf
+        for g in GAMMAS:
+            error = 0.0
+            for f in range(FOLDS):
+                fold_MM = st.mm[f] + extra * st.mm_pos[f]
+                fold_MY = st.my[f] + extra * st.my_pos[f]
+                fold_YY = st.yy[f, 0] + extra * st.yy[f, 1]
+                V, _, _ = e_stage_alternation(MM - fold_MM, MY - fold_MY, YY - fold_YY, g)
+                error += held_out_error(fold_MM, fold_MY, fold_YY, V)
+            if error < best:
+                best, gamma = error, g
     V, w1, w2 = e_stage_alternation(MM, MY, YY, gamma)
     st.v[:] = V
-    st.mix[0], st.mix[1] = w1, w2
-    e_stage_weights(st)
+    st.mix[0], st.mix[1], st.mix[2] = w1, w2, gamma
+    e_stage_weights(st, p.intercept)
 
 
 @kernel
 def e_stage_step(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray, y: int, rho: float) -> None:
-    pos, mv = e_stage_row(st, idx, val)
-    add_outer(st.mm, pos, mv)
-    add_scaled_sparse(st.my, pos, mv, float(y))
-    st.yy[0] += 1.0
+    pos, mv = e_stage_row(st, p, idx, val)
+    f = st.clock[2] % FOLDS
+    add_outer(st.mm[f], pos, mv)
+    add_scaled_sparse(st.my[f], pos, mv, float(y))
+    st.yy[f, 0] += 1.0
     if y > 0:
-        add_outer(st.mm_pos, pos, mv)
-        add_scaled_sparse(st.my_pos, pos, mv, float(y))
-        st.yy[1] += 1.0
+        add_outer(st.mm_pos[f], pos, mv)
+        add_scaled_sparse(st.my_pos[f], pos, mv, float(y))
+        st.yy[f, 1] += 1.0
     st.clock[2] += 1
     if st.clock[2] % p.refit_every == 0:
-        e_stage_refit(st, p.gamma, rho)
+        e_stage_refit(st, p, rho)
 
 
 @kernel
@@ -290,6 +336,13 @@ def opid_update(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray, y: int
 # --------------------------------------------------------------------------- the learner
 
 
+def gamma_value(value: Any) -> float | str:
+    """``"cv"`` (5-fold cross-validation over the spec's grid at every refit) or a number > 0."""
+    if value == "cv":
+        return "cv"
+    return positive("gamma")(value)
+
+
 class OPID(Learner):
     """OPID (Hou & Zhou): least squares on the old schema, then the C-stage model extended to the
     new one; see the module docstring for both phases and :meth:`migrate_schema` for the change."""
@@ -298,7 +351,7 @@ class OPID(Learner):
     own_params: ClassVar = {
         "lam": (1.0, positive("lam")),
         "ridge": (1.0, positive("ridge")),
-        "gamma": (1.0, positive("gamma")),
+        "gamma": ("cv", gamma_value),
         "refit_every": (60, positive_int("refit_every")),
         "rho_tolerance": (0.05, positive("rho_tolerance")),
         "memory_budget": (DEFAULT_MEMORY_BUDGET, memory_budget),
@@ -321,7 +374,12 @@ class OPID(Learner):
     def kernel_params(self) -> OPIDParams:
         p = self.params
         return OPIDParams(
-            float(p["ridge"]), float(p["gamma"]), int(p["refit_every"]), float(p["rho_tolerance"])
+            bool(p["fit_intercept"]),
+            float(p["ridge"]),
+            p["gamma"] == "cv",
+            float("nan") if p["gamma"] == "cv" else float(p["gamma"]),
+            int(p["refit_every"]),
+            float(p["rho_tolerance"]),
         )
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
@@ -338,13 +396,13 @@ class OPID(Learner):
             "inverse": np.eye(d) / self.params["ridge"],
             "role": np.zeros(0, np.int64),
             "ws": np.zeros(0),
-            "mm": np.zeros((0, 0)),
-            "mm_pos": np.zeros((0, 0)),
-            "my": np.zeros(0),
-            "my_pos": np.zeros(0),
-            "yy": np.zeros(2),
+            "mm": np.zeros((FOLDS, 0, 0)),
+            "mm_pos": np.zeros((FOLDS, 0, 0)),
+            "my": np.zeros((FOLDS, 0)),
+            "my_pos": np.zeros((FOLDS, 0)),
+            "yy": np.zeros((FOLDS, 2)),
             "v": np.zeros(0),
-            "mix": np.array([0.5, 0.5]),
+            "mix": np.array([0.5, 0.5, np.nan]),
         }
 
     # --- phases -----------------------------------------------------------------------------
@@ -369,9 +427,10 @@ class OPID(Learner):
             facts["rho_in_use"] = float(a["rho_used"][0])
         else:
             facts["survived"] = int(a["ws"].size)
-            facts["augmented"] = int(a["v"].size - 2)
+            facts["augmented"] = int(a["v"].size - 2 - (1 if self.params["fit_intercept"] else 0))
             facts["refits"] = int(a["clock"][2]) // int(self.params["refit_every"])
             facts["mix"] = [float(a["mix"][0]), float(a["mix"][1])]
+            facts["gamma"] = None if np.isnan(a["mix"][2]) else float(a["mix"][2])
         return {"opid": facts}
 
     def migrate_schema(self, migration: FeatureMigration) -> OPID:
@@ -387,11 +446,20 @@ class OPID(Learner):
         solution = reference.c_stage_solve(G, H, survived_old, self.params["lam"], self.params["ridge"])
         new = OPID(migration.n_new, **self.params)
         d = new.dim
+        intercept = bool(self.params["fit_intercept"])
+        k = 2 + int(np.sum(src < 0)) + (1 if intercept else 0)
+        need = 8 * (2 * d * d + 2 * FOLDS * k * k)
+        if need > self.params["memory_budget"]:
+            raise InvalidParameter(
+                "n_features",
+                f"opid's phase E on the new schema keeps {need / 2**20:.1f} MiB (G, G₊ over {d} "
+                f"coordinates, five folds of M'M over {k}), over the memory budget of "
+                f"{self.params['memory_budget'] / 2**20:.1f} MiB",
+            )
         role = np.empty(d, np.int64)
         role[survived_new] = np.arange(survived_new.size)
         augmented = np.flatnonzero(src < 0)
         role[augmented] = -1 - np.arange(augmented.size)
-        k = 2 + augmented.size
         arrays = {
             **new._arrays,
             "counts": a["counts"].copy(),
@@ -400,17 +468,19 @@ class OPID(Learner):
             "inverse": np.zeros((0, 0)),
             "role": role,
             "ws": np.ascontiguousarray(solution.W_survived[:, 0]),
-            "mm": np.zeros((k, k)),
-            "mm_pos": np.zeros((k, k)),
-            "my": np.zeros(k),
-            "my_pos": np.zeros(k),
+            "mm": np.zeros((FOLDS, k, k)),
+            "mm_pos": np.zeros((FOLDS, k, k)),
+            "my": np.zeros((FOLDS, k)),
+            "my_pos": np.zeros((FOLDS, k)),
             "v": np.eye(1, k)[0],
-            "mix": np.array([0.5, 0.5]),
+            "mix": np.array([0.5, 0.5, np.nan]),
         }
         w = np.empty(d)  # what e_stage_weights computes: Wˢ* (V₁ + V₂) on survivors, V₂₊ₐ elsewhere
         kept = role >= 0
         w[kept] = arrays["ws"][role[kept]] * (arrays["v"][0] + arrays["v"][1])
         w[~kept] = arrays["v"][1 - role[~kept]]
+        if intercept:
+            w[-1] += arrays["v"][-1]
         arrays["w"] = w
         new._install(arrays)
         return new
@@ -429,9 +499,10 @@ class OPID(Learner):
             "counts": ((2,), np.int64), "w": ((d,), np.float64), "clock": ((3,), np.int64),
             "rho_used": ((1,), np.float64), "gram": ((d, d), np.float64), "gram_pos": ((d, d), np.float64),
             "cross": ((d,), np.float64), "cross_pos": ((d,), np.float64), "inverse": ((d, d), np.float64),
-            "role": ((0,), np.int64), "ws": ((0,), np.float64), "mm": ((0, 0), np.float64),
-            "mm_pos": ((0, 0), np.float64), "my": ((0,), np.float64), "my_pos": ((0,), np.float64),
-            "yy": ((2,), np.float64), "v": ((0,), np.float64), "mix": ((2,), np.float64),
+            "role": ((0,), np.int64), "ws": ((0,), np.float64), "mm": ((FOLDS, 0, 0), np.float64),
+            "mm_pos": ((FOLDS, 0, 0), np.float64), "my": ((FOLDS, 0), np.float64),
+            "my_pos": ((FOLDS, 0), np.float64), "yy": ((FOLDS, 2), np.float64), "v": ((0,), np.float64),
+            "mix": ((3,), np.float64),
         }  # fmt: skip
         clock = np.asarray(state.get("clock", np.zeros(0)))
         if clock.shape == (3,) and clock.dtype == np.int64 and int(clock[0]) == PHASE_E:
@@ -445,11 +516,11 @@ class OPID(Learner):
                 and np.array_equal(np.sort(augmented), np.arange(d - s))
             ):
                 raise InvalidInput("state", "'role' does not number the survived and augmented coordinates")
-            k = 2 + d - s
+            k = 2 + d - s + (1 if self.params["fit_intercept"] else 0)
             shapes.update(
                 inverse=((0, 0), np.float64), role=((d,), np.int64), ws=((s,), np.float64),
-                mm=((k, k), np.float64), mm_pos=((k, k), np.float64), my=((k,), np.float64),
-                my_pos=((k,), np.float64), v=((k,), np.float64),
+                mm=((FOLDS, k, k), np.float64), mm_pos=((FOLDS, k, k), np.float64),
+                my=((FOLDS, k), np.float64), my_pos=((FOLDS, k), np.float64), v=((k,), np.float64),
             )  # fmt: skip
         return {name: np.empty(shape, dtype) for name, (shape, dtype) in shapes.items()}
 
