@@ -378,11 +378,18 @@ class Learner:
         ys = labels.astype(np.int64)
         scores = np.empty(ys.shape[0], dtype=np.float64)
         updated = np.empty(ys.shape[0], dtype=np.bool_)
-        driver.learn_stream(
-            self._st, self._kernel_params, self._rho_cfg, csr.indptr.astype(np.int64),
-            csr.indices.astype(np.int64), csr.data, ys, scores, updated,
-        )  # fmt: skip
+        indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
+        self._learn_stream(indptr, indices, csr.data, ys, scores, updated)
         return StreamResult(scores, updated)
+
+    def _learn_stream(
+        self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np.ndarray,
+        scores: np.ndarray, updated: np.ndarray,
+    ) -> None:  # fmt: skip
+        """Learn the canonical CSR rows in one compiled loop, writing each row's score and flag."""
+        driver.learn_stream(
+            self._st, self._kernel_params, self._rho_cfg, indptr, indices, data, ys, scores, updated
+        )
 
     @property
     def rho(self) -> float:

@@ -154,6 +154,22 @@ def sacog(m: Model, x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> Mod
     return {**m, "t": t, "Lam": Lam, "V": V, "w": w}
 
 
+def opid(m: Model, x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> Model:
+    """OPID's phase C (:mod:`service.learners.opid`): ridge least squares on the running sums,
+    ``w = (G(rho_u) + r I)^-1 H(rho_u)`` with ``G(rho) = G + (rho - 1) G_+``, where ``rho_u`` follows
+    the current rho once it has moved by more than ``rho_tolerance`` (relative)."""
+    xx = np.outer(x, x)
+    pos = 1.0 if y == 1 else 0.0
+    G, Gp = m["G"] + xx, m["Gp"] + pos * xx
+    H, Hp = m["H"] + y * x, m["Hp"] + pos * y * x
+    rho_u = m["rho_u"]
+    if abs(rho - rho_u) > p.get("rho_tolerance", 0.05) * rho_u:
+        rho_u = rho
+    A = G + (rho_u - 1.0) * Gp + p.get("ridge", 1.0) * np.eye(x.size)
+    w = np.linalg.solve(A, H + (rho_u - 1.0) * Hp)
+    return {**m, "G": G, "Gp": Gp, "H": H, "Hp": Hp, "rho_u": rho_u, "w": w}
+
+
 STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model]] = {
     "perceptron": perceptron,
     "pa1": pa1,
@@ -166,6 +182,7 @@ STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model
     "acog-diag": acog_diag,
     "sacog": sacog,
     "ssacog": sacog,  # the same model in exact arithmetic
+    "opid": opid,  # phase C; the change and phase E: service/learners/opid/reference.py
 }
 
 
@@ -178,6 +195,8 @@ def initial_model(algorithm: str, d: int, p: dict[str, Any]) -> Model:
     if algorithm in ("sacog", "ssacog"):
         k = p.get("sketch_size", 5)
         m.update(V=np.eye(k, d), Lam=np.zeros(k), t=0)
+    if algorithm == "opid":
+        m.update(G=np.zeros((d, d)), Gp=np.zeros((d, d)), H=np.zeros(d), Hp=np.zeros(d), rho_u=_rho(p, 0, 0))
     return m
 
 

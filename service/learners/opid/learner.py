@@ -42,6 +42,10 @@ bias of its own: the constant is appended to xᵃ [decision, beyond the paper, w
 intercept: without it the E-stage cannot move the threshold of ``z``, and ``python -m
 bench.migration`` measured it stuck at one class on german].
 
+The kernels do the per-label work; the O(d³) steps (a rebuild, a refit) they only flag, and the
+learner does them with the reference's numpy before the next label, in ``learn`` and in ``run``
+alike (so both stay bit-identical, and the refit *is* :func:`.reference.e_stage_fit`).
+
 Memory: ``3 d²`` floats in phase C (G, G₊, P), ``2 d² + 10 k²`` in phase E (five folds of M'M and
 M'M₊); a configuration, or a migration, whose phase would exceed ``memory_budget`` is refused.
 """
@@ -55,9 +59,9 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from ...jit_cache import kernel
-from ..base import Learner, positive, positive_int
+from ..base import Learner, UpdateInfo, positive, positive_int
 from ..covariance import DEFAULT_MEMORY_BUDGET, memory_budget
-from ..driver import current_rho
+from ..driver import current_rho, step
 from ..errors import InvalidInput, InvalidParameter
 from ..first_order import linear_score
 from ..migration import FeatureMigration
@@ -70,8 +74,8 @@ OPIDState = namedtuple(
     [
         "counts",  # [t_p, t_n]
         "w",  # the linear model predictions use (dim)
-        "clock",  # [phase, changes so far, labels since the last change]
-        "rho_used",  # [ρ_u]: the ρ of P (phase C)
+        "clock",  # [phase, changes so far, labels since the last change, pending work]
+        "rho_used",  # [ρ_u: the ρ of P, the ρ of the pending work]
         "gram", "gram_pos", "cross", "cross_pos",  # G, G₊ (dim²), H, H₊ (dim) over this schema
         "inverse",  # P = (G(ρ_u) + r I)⁻¹ in phase C (dim²); 0 x 0 in phase E
         "role",  # phase E: per coordinate, its survived position (>= 0) or -1 - augmented position
@@ -83,22 +87,21 @@ OPIDState = namedtuple(
     ],
 )  # fmt: skip
 
-PHASE_C_ONLY = ("inverse",)
 FOLDS = 5
 """The E-stage sums are kept per fold (label ``i`` since the change goes to fold ``i mod 5``), so
 that γ can be chosen by 5-fold cross-validation from sums alone."""
-GAMMAS = np.array(reference.GAMMAS)
+NOTHING, REBUILD, REFIT = 0, 1, 2
+"""Work a label leaves pending (``clock[3]``): the kernels flag the O(d³) steps, and the learner does
+them with the reference's numpy before the next label (:meth:`OPID._settle`)."""
 
 
 class OPIDParams(NamedTuple):
     """What an OPID update reads."""
 
-    intercept: bool  # the last coordinate is the intercept (also the E-stage's own bias)
     ridge: float  # r, the paper's ρ: the ridge of phase C's model and of Prop. 1
-    gamma_cv: bool  # γ by 5-fold cross-validation over GAMMAS at every refit
-    gamma: float  # γ, the E-stage regulariser, when not cross-validated
     refit_every: int  # E-stage labels between refits
     rho_tolerance: float  # relative move of ρ that rebuilds phase C's inverse
+    intercept: bool  # the last coordinate is the intercept (also the E-stage's own bias)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -122,31 +125,13 @@ def add_scaled_sparse(h: np.ndarray, idx: np.ndarray, val: np.ndarray, scale: fl
 
 
 @kernel
-def rebuild_inverse(st: Any, rho: float, ridge: float) -> None:
-    """``P = (G(ρ) + r I)⁻¹`` and ``w = P H(ρ)`` from the sums (O(d³)); ``ρ_u = ρ``."""
-    d = st.gram.shape[0]
-    A = st.gram + (rho - 1.0) * st.gram_pos
-    for i in range(d):
-        A[i, i] += ridge
-    P = np.linalg.inv(A)
-    for i in range(d):  # exactly symmetric, as the Sherman-Morrison steps keep it
-        for j in range(i + 1, d):
-            mean = 0.5 * (P[i, j] + P[j, i])
-            P[i, j] = mean
-            P[j, i] = mean
-    st.inverse[:, :] = P
-    h = st.cross + (rho - 1.0) * st.cross_pos
-    st.w[:] = P @ h
-    st.rho_used[0] = rho
-
-
-@kernel
 def c_stage_step(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray, y: int,
                  score: float, rho: float) -> None:  # fmt: skip
-    """Phase C after the sums took the example: Sherman-Morrison on P and w, or a rebuild."""
+    """Phase C after the sums took the example: Sherman-Morrison on P and w, or a rebuild flagged."""
     rho_u = st.rho_used[0]
     if abs(rho - rho_u) > p.rho_tolerance * rho_u:
-        rebuild_inverse(st, rho, p.ridge)
+        st.clock[3] = REBUILD
+        st.rho_used[1] = rho
         return
     c = rho_u if y > 0 else 1.0
     P, w = st.inverse, st.w
@@ -202,107 +187,8 @@ def e_stage_row(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray) -> tup
 
 
 @kernel
-def solve_with_penalty(MM: np.ndarray, MY: np.ndarray, penalty: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """Prop. 4: ``(M'M + diag(penalty)) V = M'Y`` over the kept coordinates, 0 elsewhere."""
-    k = MM.shape[0]
-    V = np.zeros(k)
-    idx = np.flatnonzero(keep)
-    n = idx.shape[0]
-    A = np.empty((n, n))
-    b = np.empty(n)
-    for i in range(n):
-        for j in range(n):
-            A[i, j] = MM[idx[i], idx[j]]
-        A[i, i] += penalty[idx[i]]
-        b[i] = MY[idx[i]]
-    sol = np.linalg.solve(A, b)
-    for i in range(n):
-        V[idx[i]] = sol[i]
-    return V
-
-
-@kernel
-def e_stage_alternation(
-    MM: np.ndarray, MY: np.ndarray, YY: float, gamma: float
-) -> tuple[np.ndarray, float, float]:
-    """The E-stage alternation for c = 1 (:func:`reference.e_stage_fit`): ``(V, w₁, w₂)``."""
-    k = MM.shape[0]
-    rest = k - 1  # c + dₐ
-    w1, w2 = 0.5, 0.5
-    V = np.zeros(k)
-    previous = 0.0
-    penalty = np.empty(k)
-    keep = np.ones(k, np.bool_)
-    for rounds in range(reference.MAX_ROUNDS):
-        keep[0] = w1 > 0.0
-        penalty[0] = gamma / w1 if w1 > 0.0 else 0.0
-        for i in range(1, k):
-            keep[i] = w2 > 0.0
-            penalty[i] = gamma / (rest * w2) if w2 > 0.0 else 0.0
-        V = solve_with_penalty(MM, MY, penalty, keep)
-        a = abs(V[0])
-        b = np.sqrt(np.sum(V[1:] ** 2) / rest)
-        if a + b > 0.0:
-            w1, w2 = a / (a + b), b / (a + b)
-        J = V @ (MM @ V) - 2.0 * (V @ MY) + YY + gamma * (a + b) ** 2
-        if rounds > 0 and abs(J - previous) <= reference.TOLERANCE * max(1.0, J):
-            break
-        previous = J
-    return V, w1, w2
-
-
-@kernel
-def e_stage_weights(st: Any, intercept: bool) -> None:
-    """``w``: ``Wˢ* (V₁ + V₂)`` on the survivors, ``V₂₊ₐ`` on the augmented coordinates, plus the
-    E-stage's own bias on the intercept."""
-    role, ws, v, w = st.role, st.ws, st.v, st.w
-    both = v[0] + v[1]
-    for j in range(w.shape[0]):
-        r = role[j]
-        w[j] = ws[r] * both if r >= 0 else v[2 + (-1 - r)]
-    if intercept:
-        w[w.shape[0] - 1] += v[v.shape[0] - 1]
-
-
-@kernel
-def held_out_error(MM: np.ndarray, MY: np.ndarray, YY: float, V: np.ndarray) -> float:
-    """``||M V - Y||²`` over a fold, from its sums."""
-    return V @ (MM @ V) - 2.0 * (V @ MY) + YY
-
-
-@kernel
-def e_stage_refit(st: Any, p: OPIDParams, rho: float) -> None:
-    """Refit V and (w₁, w₂) from the sums weighted with the current ρ; γ by 5-fold CV (the least
-    held-out squared error over the folds; ties go to the smaller γ) unless it is fixed."""
-    extra = rho - 1.0
-    MM = st.mm[0] + extra * st.mm_pos[0]
-    MY = st.my[0] + extra * st.my_pos[0]
-    YY = st.yy[0, 0] + extra * st.yy[0, 1]
-    for f in range(1, FOLDS):
-        MM += st.mm[f] + extra * st.mm_pos[f]
-        MY += st.my[f] + extra * st.my_pos[f]
-        YY += st.yy[f, 0] + extra * st.yy[f, 1]
-    gamma = p.gamma
-    if p.gamma_cv:
-        best = np.inf
-        for g in GAMMAS:
-            error = 0.0
-            for f in range(FOLDS):
-                fold_MM = st.mm[f] + extra * st.mm_pos[f]
-                fold_MY = st.my[f] + extra * st.my_pos[f]
-                fold_YY = st.yy[f, 0] + extra * st.yy[f, 1]
-                V, _, _ = e_stage_alternation(MM - fold_MM, MY - fold_MY, YY - fold_YY, g)
-                error += held_out_error(fold_MM, fold_MY, fold_YY, V)
-            if error < best:
-                best, gamma = error, g
-    V, w1, w2 = e_stage_alternation(MM, MY, YY, gamma)
-    st.v[:] = V
-    st.mix[0], st.mix[1], st.mix[2] = w1, w2, gamma
-    e_stage_weights(st, p.intercept)
-
-
-@kernel
 def e_stage_step(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray, y: int, rho: float) -> None:
+    """Phase E: the example's row of M into its fold's sums; a refit flagged every ``refit_every``."""
     pos, mv = e_stage_row(st, p, idx, val)
     f = st.clock[2] % FOLDS
     add_outer(st.mm[f], pos, mv)
@@ -314,7 +200,8 @@ def e_stage_step(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray, y: in
         st.yy[f, 1] += 1.0
     st.clock[2] += 1
     if st.clock[2] % p.refit_every == 0:
-        e_stage_refit(st, p, rho)
+        st.clock[3] = REFIT
+        st.rho_used[1] = rho
 
 
 @kernel
@@ -331,6 +218,23 @@ def opid_update(st: Any, p: OPIDParams, idx: np.ndarray, val: np.ndarray, y: int
     else:
         e_stage_step(st, p, idx, val, y, rho)
     return (y - score) ** 2, True
+
+
+@kernel
+def opid_stream(st: Any, p: Any, rho_cfg: Any, indptr: np.ndarray, indices: np.ndarray,
+                data: np.ndarray, ys: np.ndarray, scores: np.ndarray, updated: np.ndarray,
+                start: int) -> int:  # fmt: skip
+    """``driver.learn_stream`` from row ``start``, stopping after a row that leaves work pending;
+    returns the next row."""
+    for i in range(start, ys.shape[0]):
+        a = indptr[i]
+        b = indptr[i + 1]
+        s, _, upd, _ = step(st, p, rho_cfg, indices[a:b], data[a:b], ys[i])
+        scores[i] = s
+        updated[i] = upd
+        if st.clock[3] != NOTHING:
+            return i + 1
+    return ys.shape[0]
 
 
 # --------------------------------------------------------------------------- the learner
@@ -374,12 +278,7 @@ class OPID(Learner):
     def kernel_params(self) -> OPIDParams:
         p = self.params
         return OPIDParams(
-            bool(p["fit_intercept"]),
-            float(p["ridge"]),
-            p["gamma"] == "cv",
-            float("nan") if p["gamma"] == "cv" else float(p["gamma"]),
-            int(p["refit_every"]),
-            float(p["rho_tolerance"]),
+            float(p["ridge"]), int(p["refit_every"]), float(p["rho_tolerance"]), bool(p["fit_intercept"])
         )
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
@@ -387,8 +286,8 @@ class OPID(Learner):
         rho = float(current_rho(self._rho_cfg, np.zeros(2, np.int64)))
         return {
             "w": np.zeros(d),
-            "clock": np.zeros(3, np.int64),
-            "rho_used": np.array([rho]),
+            "clock": np.zeros(4, np.int64),
+            "rho_used": np.array([rho, rho]),
             "gram": np.zeros((d, d)),
             "gram_pos": np.zeros((d, d)),
             "cross": np.zeros(d),
@@ -463,8 +362,8 @@ class OPID(Learner):
         arrays = {
             **new._arrays,
             "counts": a["counts"].copy(),
-            "clock": np.array([PHASE_E, a["clock"][1] + 1, 0], np.int64),
-            "rho_used": np.array([rho]),
+            "clock": np.array([PHASE_E, a["clock"][1] + 1, 0, NOTHING], np.int64),
+            "rho_used": np.array([rho, rho]),
             "inverse": np.zeros((0, 0)),
             "role": role,
             "ws": np.ascontiguousarray(solution.W_survived[:, 0]),
@@ -475,15 +374,79 @@ class OPID(Learner):
             "v": np.eye(1, k)[0],
             "mix": np.array([0.5, 0.5, np.nan]),
         }
-        w = np.empty(d)  # what e_stage_weights computes: Wˢ* (V₁ + V₂) on survivors, V₂₊ₐ elsewhere
-        kept = role >= 0
-        w[kept] = arrays["ws"][role[kept]] * (arrays["v"][0] + arrays["v"][1])
-        w[~kept] = arrays["v"][1 - role[~kept]]
-        if intercept:
-            w[-1] += arrays["v"][-1]
-        arrays["w"] = w
         new._install(arrays)
+        new._set_e_stage_weights()
         return new
+
+    # --- the O(d³) work the kernels leave pending -----------------------------------------------
+
+    def learn_checked(self, vector: tuple[np.ndarray, np.ndarray], y: int) -> UpdateInfo:
+        info = super().learn_checked(vector, y)
+        self._settle()
+        return info
+
+    def _learn_stream(
+        self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np.ndarray,
+        scores: np.ndarray, updated: np.ndarray,
+    ) -> None:  # fmt: skip
+        row = 0
+        while row < ys.shape[0]:
+            row = opid_stream(
+                self._st, self._kernel_params, self._rho_cfg, indptr, indices, data, ys, scores, updated, row
+            )  # fmt: skip
+            self._settle()
+
+    def _settle(self) -> None:
+        """Do the work the last label left pending, with the ρ of that label: rebuild phase C's
+        inverse, or refit the E-stage. Between labels nothing is ever pending."""
+        a = self._arrays
+        pending = int(a["clock"][3])
+        if pending == REBUILD:
+            self._rebuild(float(a["rho_used"][1]))
+        elif pending == REFIT:
+            self._refit(float(a["rho_used"][1]))
+        a["clock"][3] = NOTHING
+
+    def _rebuild(self, rho: float) -> None:
+        """``P = (G(ρ) + r I)⁻¹`` (made exactly symmetric, as Sherman-Morrison keeps it) and
+        ``w = P H(ρ)`` from the sums; ``ρ_u = ρ``."""
+        a = self._arrays
+        A = a["gram"] + (rho - 1.0) * a["gram_pos"] + self.params["ridge"] * np.eye(self.dim)
+        P = np.linalg.inv(A)
+        a["inverse"][...] = 0.5 * (P + P.T)
+        a["w"][...] = a["inverse"] @ (a["cross"] + (rho - 1.0) * a["cross_pos"])
+        a["rho_used"][0] = rho
+
+    def _refit(self, rho: float) -> None:
+        """The E-stage from the fold sums weighted with ρ (:mod:`.reference`): γ by 5-fold CV unless
+        fixed, then the alternation on all the sums."""
+        a = self._arrays
+        extra = rho - 1.0
+        folds = [
+            (a["mm"][f] + extra * a["mm_pos"][f], (a["my"][f] + extra * a["my_pos"][f])[:, None],
+             float(a["yy"][f, 0] + extra * a["yy"][f, 1]))
+            for f in range(FOLDS)
+        ]  # fmt: skip
+        gamma = self.params["gamma"]
+        if gamma == "cv":
+            gamma, _ = reference.e_stage_cv(folds, 1)
+        fit = reference.e_stage_fit(
+            sum(f[0] for f in folds), sum(f[1] for f in folds), sum(f[2] for f in folds), 1, float(gamma)
+        )
+        a["v"][...] = fit.V[:, 0]
+        a["mix"][...] = (fit.w1, fit.w2, gamma)
+        self._set_e_stage_weights()
+
+    def _set_e_stage_weights(self) -> None:
+        """``w``: ``Wˢ* (V₁ + V₂)`` on the survivors, ``V₂₊ₐ`` on the augmented coordinates, plus the
+        E-stage's own bias (the last entry of V) on the intercept."""
+        a = self._arrays
+        role, v = a["role"], a["v"]
+        kept = role >= 0
+        a["w"][kept] = a["ws"][role[kept]] * (v[0] + v[1])
+        a["w"][~kept] = v[1 - role[~kept]]
+        if self.params["fit_intercept"]:
+            a["w"][-1] += v[-1]
 
     # --- state --------------------------------------------------------------------------------
 
@@ -496,8 +459,8 @@ class OPID(Learner):
         memory is touched)."""
         d = self.dim
         shapes: dict[str, tuple[tuple[int, ...], type]] = {
-            "counts": ((2,), np.int64), "w": ((d,), np.float64), "clock": ((3,), np.int64),
-            "rho_used": ((1,), np.float64), "gram": ((d, d), np.float64), "gram_pos": ((d, d), np.float64),
+            "counts": ((2,), np.int64), "w": ((d,), np.float64), "clock": ((4,), np.int64),
+            "rho_used": ((2,), np.float64), "gram": ((d, d), np.float64), "gram_pos": ((d, d), np.float64),
             "cross": ((d,), np.float64), "cross_pos": ((d,), np.float64), "inverse": ((d, d), np.float64),
             "role": ((0,), np.int64), "ws": ((0,), np.float64), "mm": ((FOLDS, 0, 0), np.float64),
             "mm_pos": ((FOLDS, 0, 0), np.float64), "my": ((FOLDS, 0), np.float64),
@@ -505,7 +468,9 @@ class OPID(Learner):
             "mix": ((3,), np.float64),
         }  # fmt: skip
         clock = np.asarray(state.get("clock", np.zeros(0)))
-        if clock.shape == (3,) and clock.dtype == np.int64 and int(clock[0]) == PHASE_E:
+        if clock.shape == (4,) and clock.dtype == np.int64 and int(clock[3]) != NOTHING:
+            raise InvalidInput("state", "has work pending (a state is only taken between labels)")
+        if clock.shape == (4,) and clock.dtype == np.int64 and int(clock[0]) == PHASE_E:
             role = np.asarray(state.get("role", np.zeros(0, np.int64)))
             if role.shape != (d,) or role.dtype != np.int64:
                 raise InvalidInput("state", f"'role' has {role.dtype}{role.shape}, expected int64({d},)")
