@@ -123,6 +123,11 @@ class WeightedSums:
 # --------------------------------------------------------------------------- C-stage
 
 
+def spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``A⁻¹ B`` for a symmetric positive definite ``A`` (a Cholesky solve)."""
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, check_finite=False), B, check_finite=False)
+
+
 def prop1_system(
     G: np.ndarray, H: np.ndarray, survived: Sequence[int] | np.ndarray, lam: float = 1.0, ridge: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -149,9 +154,9 @@ class CStageSolution:
 def c_stage_solve(
     G: np.ndarray, H: np.ndarray, survived: Sequence[int] | np.ndarray, lam: float = 1.0, ridge: float = 1.0
 ) -> CStageSolution:
-    """Solve Prop. 1 (A is symmetric positive definite for ``ridge > 0``: a Cholesky solve)."""
+    """Solve Prop. 1 (A is symmetric positive definite for ``ridge > 0``)."""
     A, B = prop1_system(G, H, survived, lam, ridge)
-    W = scipy.linalg.solve(A, B, assume_a="pos")
+    W = spd_solve(A, B)
     d = G.shape[0]
     return CStageSolution(W[:d], W[d:])
 
@@ -231,7 +236,7 @@ class WoodburyCStage:
 
 def ridge_weights(G: np.ndarray, H: np.ndarray, ridge: float = 1.0) -> np.ndarray:
     """``(G + r I)⁻¹ H``: the model the service predicts with while the C-stage runs."""
-    return scipy.linalg.solve(G + ridge * np.eye(G.shape[0]), H, assume_a="pos")
+    return spd_solve(G + ridge * np.eye(G.shape[0]), H)
 
 
 # --------------------------------------------------------------------------- E-stage
@@ -265,28 +270,21 @@ def prop4(MM: np.ndarray, MY: np.ndarray, c: int, gamma: float, w1: float, w2: f
     alone.
     """
     k = MM.shape[0]
-    rest = k - c
-    V = np.zeros((k, MY.shape[1]))
-    keep = np.ones(k, dtype=bool)
     penalty = np.empty(k)
-    if w1 > 0.0:
-        penalty[:c] = gamma / (c * w1)
-    else:
-        keep[:c] = False
-    if w2 > 0.0:
-        penalty[c:] = gamma / (rest * w2)
-    else:
-        keep[c:] = False
-    idx = np.flatnonzero(keep)
-    system = MM[np.ix_(idx, idx)] + np.diag(penalty[idx])
-    V[idx] = scipy.linalg.solve(system, MY[idx], assume_a="pos")
+    penalty[:c] = gamma / (c * w1) if w1 > 0.0 else np.inf
+    penalty[c:] = gamma / ((k - c) * w2) if w2 > 0.0 else np.inf
+    if w1 > 0.0 and w2 > 0.0:
+        return spd_solve(MM + np.diag(penalty), MY)
+    V = np.zeros((k, MY.shape[1]))
+    idx = np.flatnonzero(np.isfinite(penalty))
+    V[idx] = spd_solve(MM[np.ix_(idx, idx)] + np.diag(penalty[idx]), MY[idx])
     return V
 
 
 def block_norms(V: np.ndarray, c: int) -> tuple[float, float]:
     """Prop. 3's ``a = ||Vˢ|| / √c`` and ``b = ||V̄|| / √(c + dₐ)`` (Frobenius norms)."""
     rest = V.shape[0] - c
-    return float(np.linalg.norm(V[:c]) / np.sqrt(c)), float(np.linalg.norm(V[c:]) / np.sqrt(rest))
+    return float(np.sqrt(np.sum(V[:c] ** 2) / c)), float(np.sqrt(np.sum(V[c:] ** 2) / rest))
 
 
 def e_stage_objective(
@@ -294,8 +292,13 @@ def e_stage_objective(
 ) -> float:
     """``J = ||M V - Y||² + γ (a + b)²`` from the sums: ``tr(V'M'MV) - 2 tr(V'M'Y) + Σ||y||² + γ (a+b)²``."""
     a, b = block_norms(V, c)
-    fit = float(np.sum(V * (MM @ V)) - 2.0 * np.sum(V * MY) + YY)
-    return fit + gamma * (a + b) ** 2
+    return _objective(MM, MY, YY, V, gamma, a, b)
+
+
+def _objective(
+    MM: np.ndarray, MY: np.ndarray, YY: float, V: np.ndarray, gamma: float, a: float, b: float
+) -> float:
+    return float(np.sum(V * (MM @ V)) - 2.0 * np.sum(V * MY) + YY) + gamma * (a + b) ** 2
 
 
 def e_stage_fit(
@@ -316,7 +319,7 @@ def e_stage_fit(
         a, b = block_norms(V, c)
         if a + b > 0.0:
             w1, w2 = a / (a + b), b / (a + b)
-        history.append(e_stage_objective(MM, MY, YY, V, c, gamma))
+        history.append(_objective(MM, MY, YY, V, gamma, a, b))
         if len(history) > 1 and abs(history[-1] - history[-2]) <= tolerance * max(1.0, history[-1]):
             break
     return EStageFit(V, w1, w2, tuple(history))
