@@ -97,8 +97,12 @@ def needs_presence(config: ModelConfig) -> bool:
 class FeatureSpace:
     """A model's input schema: parses requests, and maps stored examples to vectors."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, vanished: Sequence[str] = ()) -> None:
+        """``vanished``: after schema changes (:mod:`service.schema_change`), the names that left, so
+        that a request still naming one is refused saying so, and a label of an example predicted
+        before the change is read without them."""
         self.config = config
+        self.vanished = frozenset(vanished)
         self.dimension = config.dimension
         self.keep_zeros = needs_presence(config)
         self.registry: FeatureRegistry | None = None
@@ -151,6 +155,12 @@ class FeatureSpace:
         if not isinstance(features, Mapping) or not features:
             raise FeatureError(field, "must be a non-empty object {name: value} for this model")
         names = tuple(sorted(features))
+        gone = [n for n in names if n in self.vanished]
+        if gone:
+            shown = ", ".join(repr(n) for n in gone[:5]) + (
+                f" and {len(gone) - 5} more" if len(gone) > 5 else ""
+            )
+            raise FeatureError(field, self._old_schema(f"names vanished features {shown}"))
         values = np.array([features[n] for n in names], dtype=np.float64)
         if not np.isfinite(values).all():
             raise FeatureError(field, "contains NaN or inf")
@@ -162,6 +172,13 @@ class FeatureSpace:
         elif len(names) > self.dimension:
             raise FeatureError(field, f"has {len(names)} names, more than max_features = {self.dimension}")
         return names, values
+
+    def _old_schema(self, what: str) -> str:
+        vanished = ", ".join(sorted(self.vanished)[:10]) or "none"
+        return (
+            f"{what}: the model's feature schema changed (vanished: {vanished}); send features of "
+            f"the new schema ({self.dimension} features)"
+        )
 
     def _normalised(self, vector: SparseVector) -> SparseVector:
         idx, val = vector
@@ -184,8 +201,12 @@ class FeatureSpace:
         if example.indices is not None:
             return example.indices, example.values
         assert self.registry is not None and example.names is not None
-        indices = self.registry.register(example.names)
-        pairs = [(int(i), v) for i, v in zip(indices, example.values, strict=True) if i >= 0]
+        names, values = list(example.names), example.values
+        if self.vanished:  # an example predicted before a schema change: its vanished names are dropped
+            kept = [k for k, name in enumerate(names) if name not in self.vanished]
+            names, values = [names[k] for k in kept], values[kept]
+        indices = self.registry.register(names)
+        pairs = [(int(i), v) for i, v in zip(indices, values, strict=True) if i >= 0]
         return self._sorted(pairs, self.keep_zeros)
 
     def name_of(self, index: int) -> str:

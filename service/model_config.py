@@ -26,7 +26,7 @@ from .measures import complement
 
 Algorithm = Literal[
     "perceptron", "pa1", "paum", "cpapb", "romma", "arow", "cog", "acog", "acog-diag", "sacog", "ssacog",
-    "oli2ds",
+    "oli2ds", "opid",
 ]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
@@ -40,6 +40,22 @@ ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 """Defaults that differ by algorithm, for fields the client did not give."""
 OLI2DS_FIELDS = ("theta", "statistics", "cost_in", "zero_is_missing", "sparsity", "lambda_s", "B")
+
+
+class OPIDOptions(BaseModel):
+    """OPID's hyper-parameters (``algorithm: "opid"``; see :mod:`service.learners.opid`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lam: PositiveFloat = Field(1.0, description="weight of the consistency term of the C-stage (λ)")
+    ridge: PositiveFloat = Field(1.0, description="ridge of the least squares (the paper's ρ)")
+    gamma: Literal["cv"] | PositiveFloat = Field(
+        "cv", description='E-stage regulariser γ, or "cv": 5-fold cross-validation at every refit'
+    )
+    refit_every: int = Field(60, ge=1, le=100_000, description="labels between E-stage refits")
+    rho_tolerance: PositiveFloat = Field(
+        0.05, description="relative move of rho that rebuilds the C-stage inverse"
+    )
 
 
 class ModelConfig(BaseModel):
@@ -92,6 +108,7 @@ class ModelConfig(BaseModel):
     label_format: Literal["plus_minus_one", "zero_one"] = Field(
         "plus_minus_one", description="labels accepted by /feedback: -1/+1, or 0/1 (1 = anomaly)"
     )
+    opid: OPIDOptions | None = Field(None, description='options of algorithm "opid"')
     n_features: int | None = Field(None, ge=1)
     feature_names: list[FeatureName] | None = Field(None, min_length=1)
     max_features: int | None = Field(None, ge=1)
@@ -174,6 +191,11 @@ class ModelConfig(BaseModel):
             *OLI2DS_FIELDS,
         }
         refused = sorted(name for name in self.model_fields_set & tunables if name not in spec)
+        opid = self.resolved_algorithm(memory_budget) == "opid"
+        if opid and "gamma" in self.model_fields_set:
+            refused.append("gamma")  # OPID's gamma is opid.gamma
+        if not opid and self.opid is not None:
+            refused.append("opid")
         if "eta" in spec and self.eta != "auto":
             refused += [
                 n for n in ("eta_grid", "selection", "selection_window") if n in self.model_fields_set
@@ -206,6 +228,8 @@ class ModelConfig(BaseModel):
             wanted["rho"] = "laplace" if self.objective == "sum" else self.c_p / complement(self.c_p)
         else:
             wanted["rho"] = float(self.rho)
+        if algorithm == "opid":
+            wanted.update((self.opid or OPIDOptions()).model_dump())
         params = {k: v for k, v in wanted.items() if k in spec}
         if "eta" in spec and "auto" in (self.eta, wanted["loss"] if "loss" in spec else None):
             params.update(
