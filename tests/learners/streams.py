@@ -68,6 +68,8 @@ def params_for(name: str, **overrides: Any) -> dict[str, Any]:
         chosen["C"] = 0.5
     if "r" in spec:
         chosen["r"] = 0.3
+    if "rho_tolerance" in spec:  # opid: rebuild its inverse often (the rebuild branch)
+        chosen["rho_tolerance"] = 0.01
     chosen.update(overrides)
     return chosen
 
