@@ -19,8 +19,11 @@ about the survived features and nothing else:
   unit directions orthogonal to the others, with ``lam = 0`` (they change nothing until learned).
   SSACOG is re-materialised first (``V = F Z``, ``mu = w + Zᵀ b``), then stored as ``Z = V``,
   ``F = I``, ``K = Z Zᵀ``, ``b = 0``;
-- **counts and clocks** (``t_p, t_n`` for the Laplace rho, the sketches' Oja step count ``t``)
-  continue: the labels were seen;
+- **per-feature statistics** (OLI2DS: a feature's mean, informativeness, count and when it was
+  last present) are kept for the survivors; a new feature has none yet, as when OLI2DS first sees
+  it, and a vanished one is gone from the previous example's present set;
+- **counts and clocks** (``t_p, t_n`` for the Laplace rho, the sketches' Oja step count ``t``,
+  OLI2DS's class counts and stamps) continue: the labels were seen;
 - **the eta="auto" ensemble**: every member migrates alike; the members' track records and the
   leader carry on (they describe predictions that were made).
 
@@ -247,6 +250,21 @@ def _ssacog(old: State, fresh: State, src: np.ndarray) -> State:
     }
 
 
+def _per_feature(*names: str) -> Migrator:
+    """A migrator that carries the per-feature arrays ``names`` by coordinate (a new coordinate
+    takes its fresh value) and every other array as it is."""
+
+    def move(old: State, fresh: State, src: np.ndarray) -> State:
+        new = dict(fresh)
+        for key, value in fresh.items():
+            if isinstance(value, np.ndarray):
+                kept = np.array(old[key], copy=True)
+                new[key] = carry_vector(old[key], src, value) if key in names else kept
+        return new
+
+    return move
+
+
 MIGRATORS: dict[str, Migrator] = {
     "perceptron": _weights_only,
     "pa1": _weights_only,
@@ -259,6 +277,7 @@ MIGRATORS: dict[str, Migrator] = {
     "acog-diag": _diagonal,
     "sacog": _sacog,
     "ssacog": _ssacog,
+    "oli2ds": _per_feature("w", "mean", "h", "cnt", "last_seen"),
 }
 """How each algorithm's state crosses a migration (every registered algorithm has one)."""
 

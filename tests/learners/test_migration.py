@@ -49,10 +49,9 @@ def test_survived_weights_are_kept_new_ones_zero_vanished_dropped(name: str, int
 def test_a_survivors_only_input_scores_as_before_and_learning_continues(name: str) -> None:
     old = trained(name)
     new = migrate(old, MOVE)
-    x_old = np.zeros(D)
-    x_old[[2, 0, 5, 7]] = [0.5, -0.3, 0.7, 0.4]
-    x_new = np.zeros(MOVE.n_new)
-    x_new[:4] = [0.5, -0.3, 0.7, 0.4]
+    values = np.array([0.5, -0.3, 0.7, 0.4])  # pairs: a presence learner (oli2ds) sees only these
+    x_old = (np.array([2, 0, 5, 7]), values)
+    x_new = (np.arange(4), values)
     assert new.score(x_new) == pytest.approx(old.score(x_old), rel=1e-12, abs=1e-14)
     X, y = sparse_stream(50, MOVE.n_new, density=0.6, seed=9)
     result = new.run(X, y)
