@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_PATH",
     "TITLE",
     "begin_marker",
+    "carry_sections",
     "cpu_model",
     "end_marker",
     "package_versions",
@@ -127,6 +128,25 @@ def write_section(path: str | os.PathLike[str], name: str, body: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_ANY_SECTION = re.compile(r"<!-- ([A-Za-z0-9_.-]+):begin -->.*?<!-- \1:end -->\n?", re.DOTALL)
+
+
+def carry_sections(old_text: str, new_text: str) -> str:
+    """``new_text`` with every marked section of ``old_text`` that it lacks appended, unchanged.
+
+    For a script that writes a whole file (``bench.reproduction`` writes ``docs/reproduction.md``)
+    while other scripts own named sections of it: a rewrite keeps their sections.
+
+    >>> carry_sections("head\\n<!-- opid:begin -->\\nx\\n<!-- opid:end -->\\n", "new head\\n")
+    'new head\\n\\n<!-- opid:begin -->\\nx\\n<!-- opid:end -->\\n'
+    """
+    kept = [m.group(0) for m in _ANY_SECTION.finditer(old_text) if begin_marker(m.group(1)) not in new_text]
+    if not kept:
+        return new_text
+    sep = "" if new_text.endswith("\n\n") else ("\n" if new_text.endswith("\n") else "\n\n")
+    return new_text + sep + "\n".join(block.rstrip("\n") + "\n" for block in kept)
 
 
 def cpu_model(fallback: str = "unknown", cpuinfo: Path = Path("/proc/cpuinfo")) -> str:

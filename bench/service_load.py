@@ -36,6 +36,7 @@ import numpy as np
 import redis
 
 from bench import cpu_profile
+from service.client import Client, Sparse
 from service.evaluation.datasets import load
 from tests.support.private_redis import PrivateRedis, free_port
 from tests.support.service_process import ROOT, ServiceProcess
@@ -152,16 +153,15 @@ def predict_lines(bench: Bench, count: int, batch: int, model: str = "default") 
     ]
 
 
-def fresh_predictions(http: httpx.Client, bench: Bench, count: int, model: str) -> list[tuple[str, int]]:
+def fresh_predictions(client: Client, bench: Bench, count: int, model: str) -> list[tuple[str, int]]:
     """``count`` stored predictions, with their true labels, to label during a benchmark."""
     out: list[tuple[str, int]] = []
     for start in range(0, count, 1000):
         size = min(1000, count - start)
-        reply = http.post("/predict", json={"model": model, "instances": instances(bench, start, size)})
-        reply.raise_for_status()
+        predictions = client.predict_batch(instances(bench, start, size), model=model)
         out += [
-            (p["prediction_id"], int(bench.labels[(start + k) % len(bench.labels)]))
-            for k, p in enumerate(reply.json()["predictions"])
+            (p.prediction_id, int(bench.labels[(start + k) % len(bench.labels)]))
+            for k, p in enumerate(predictions)
         ]
     return out
 
@@ -199,7 +199,7 @@ def run(bench: Bench) -> None:
         stderr=subprocess.DEVNULL,
     )
     service.start()
-    http = httpx.Client(base_url=service.url, timeout=60)
+    client = Client(service.url, timeout=60)
     try:
         for _ in range(100):
             try:
@@ -210,7 +210,7 @@ def run(bench: Bench) -> None:
         r = bench.results
         seconds = bench.seconds
         # one label per request on a fresh Redis, before the prediction runs fill it up
-        pairs = fresh_predictions(http, bench, int(5000 * seconds), "default")
+        pairs = fresh_predictions(client, bench, int(5000 * seconds), "default")
         fresh = bench.bodies(
             "feedback_fresh", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs]
         )
@@ -231,10 +231,10 @@ def run(bench: Bench) -> None:
             batch = bench.bodies(f"predict{size}", predict_lines(bench, 50, size))
             r[f"predict_batch_{size}"] = bench.wrk(service.url, "/predict", batch, seconds, 4)
         # feedback: each body labels a stored prediction once (more bodies than a run can send)
-        pairs = fresh_predictions(http, bench, int(5000 * seconds), "default")
+        pairs = fresh_predictions(client, bench, int(5000 * seconds), "default")
         labels = bench.bodies("feedback1", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs])
         r["feedback"] = bench.wrk(service.url, "/feedback", labels, seconds, unique=True)
-        pairs = fresh_predictions(http, bench, int(30_000 * seconds), "default")
+        pairs = fresh_predictions(client, bench, int(30_000 * seconds), "default")
         batches = [
             json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
             for i in range(0, len(pairs), 100)
@@ -255,7 +255,7 @@ def run(bench: Bench) -> None:
         r["ws_predict"] = bench.loadgen(
             "websocket", service.ws_url, str(bench.bodies("ws_predict", ws_predict))
         )
-        pairs = fresh_predictions(http, bench, ws_count, "default")
+        pairs = fresh_predictions(client, bench, ws_count, "default")
         ws_feedback = [
             json.dumps({"type": "feedback", "id": i, "prediction_id": p, "label": y})
             for i, (p, y) in enumerate(pairs)
@@ -263,18 +263,18 @@ def run(bench: Bench) -> None:
         r["ws_feedback"] = bench.loadgen(
             "websocket", service.ws_url, str(bench.bodies("ws_feedback", ws_feedback))
         )
-        r["memory"] = memory(http, service, server, bench)
+        r["memory"] = memory(client, service, server, bench)
     finally:
-        http.close()
+        client.close()
         noop.terminate()
         service.kill()
         server.close()
 
 
-def memory(http: httpx.Client, service: ServiceProcess, server: PrivateRedis, bench: Bench) -> dict[str, Any]:
+def memory(client: Client, service: ServiceProcess, server: PrivateRedis, bench: Bench) -> dict[str, Any]:
     assert service.process is not None
     pid = service.process.pid
-    client = redis.Redis.from_url(server.url)
+    store = redis.Redis.from_url(server.url)
     out: dict[str, Any] = {}
     for label, config, copies in (
         ("acog, d=123, defaults (10 members: 5 eta x 2 losses)", {"n_features": 123}, 8),
@@ -286,66 +286,50 @@ def memory(http: httpx.Client, service: ServiceProcess, server: PrivateRedis, be
         ),
         ("ssacog, d=10^6, defaults (10 members)", {"n_features": 10**6, "algorithm": "ssacog"}, 2),
     ):
-        before_rss, before_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        before_rss, before_redis = rss_bytes(pid), int(store.info("memory")["used_memory"])
         names = [f"mem{len(out)}-{k}" for k in range(copies)]
         rng = np.random.default_rng(1)
         dim = int(config["n_features"])
         for name in names:  # each model learns 200 labels and writes one checkpoint
-            http.put(f"/models/{name}", json=config).raise_for_status()
-            items = [
-                {
-                    "features": x
-                    if dim == 123
-                    else {
-                        "indices": sorted(rng.choice(dim, 20, replace=False).tolist()),
-                        "values": [1.0] * 20,
-                    },
-                    "label": int(y),
-                }
-                for x, y in zip(instances(bench, 0, 200), bench.labels[:200], strict=True)
+            client.put_model(name, config)
+            examples = [
+                (x if dim == 123 else Sparse(sorted(rng.choice(dim, 20, replace=False)), [1.0] * 20), y)
+                for x, y in zip(instances(bench, 0, 200), bench.labels[:200].tolist(), strict=True)
             ]
-            http.post("/feedback", json={"model": name, "items": items}).raise_for_status()
-            http.post(f"/models/{name}/checkpoint").raise_for_status()
-        state_bytes = http.get(f"/models/{names[0]}").json()["state"]["state_bytes"]
+            client.learn_batch(examples, model=name)
+            client.checkpoint(name)
+        state_bytes = (client.get_model(names[0]).state or {})["state_bytes"]
         time.sleep(0.5)
-        after_rss, after_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        after_rss, after_redis = rss_bytes(pid), int(store.info("memory")["used_memory"])
         out[label] = {
             "state": state_bytes,
             "rss_per_model": (after_rss - before_rss) / copies,
             "redis_per_model": (after_redis - before_redis) / copies,
         }
         for name in names:
-            http.delete(f"/models/{name}")
+            client.delete_model(name)
     for label, model, dim in (("d=123", "default", 123), ("d=10^6 (20 non-zeros)", "sparse", 10**6)):
         if model != "default":
-            http.put(
-                f"/models/{model}", json={"n_features": dim, "algorithm": "ssacog", "eta": 1.0}
-            ).raise_for_status()
+            client.put_model(model, {"n_features": dim, "algorithm": "ssacog", "eta": 1.0})
         count = 10_000
-        before_rss, before_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        before_rss, before_redis = rss_bytes(pid), int(store.info("memory")["used_memory"])
         rng = np.random.default_rng(0)
         for start in range(0, count, 1000):
             if dim == 123:
-                body: dict[str, Any] = {"model": model, "instances": instances(bench, start, 1000)}
+                batch: list[Any] = instances(bench, start, 1000)
             else:
-                body = {
-                    "model": model,
-                    "instances": [
-                        {
-                            "indices": sorted(rng.choice(dim, 20, replace=False).tolist()),
-                            "values": rng.random(20).tolist(),
-                        }
-                        for _ in range(1000)
-                    ],
-                }
-            http.post("/predict", json=body).raise_for_status()
+                batch = [
+                    Sparse(sorted(rng.choice(dim, 20, replace=False).tolist()), rng.random(20).tolist())
+                    for _ in range(1000)
+                ]
+            client.predict_batch(batch, model=model)
         time.sleep(0.2)
-        after_rss, after_redis = rss_bytes(pid), int(client.info("memory")["used_memory"])
+        after_rss, after_redis = rss_bytes(pid), int(store.info("memory")["used_memory"])
         out[f"pending prediction, {label}"] = {
             "rss_per_model": (after_rss - before_rss) / count,
             "redis_per_model": (after_redis - before_redis) / count,
         }
-    client.close()
+    store.close()
     return out
 
 

@@ -6,6 +6,7 @@ Layers (imports point down only):
 - ``service.engine``   one runtime per model: learner + measures + ordering of updates
 - ``service.telemetry`` Prometheus collectors fed by the engine
 - ``service.learners`` pure maths, no I/O
+- ``service.jit_cache`` the kernels' numba decorator; each entry point configures its disk cache
 - ``service.measures`` running cost-sensitive measures
 - ``service.features`` request bodies to vectors (dense, sparse, named)
 - ``model_store``      every byte that leaves the process

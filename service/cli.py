@@ -1,4 +1,4 @@
-"""The ``acog`` command: serve, evaluate, replay, export-openapi.
+"""The ``acog`` command: serve, evaluate, replay, export-openapi, export-asyncapi.
 
 Each subcommand's options are declared here; the work is done by the module that owns it,
 imported lazily so that ``acog --help`` stays fast.
@@ -113,6 +113,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _export_asyncapi(args: argparse.Namespace) -> int:
+    from .asyncapi import export
+
+    text = export()
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w") as out:
+            out.write(text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acog",
@@ -156,10 +169,17 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export-openapi", help="write the service's OpenAPI document as YAML")
     export.add_argument("--output", "-o", default="openapi.yaml", help='file to write, or "-" for stdout')
     export.set_defaults(func=_export_openapi)
+
+    asyncapi = sub.add_parser("export-asyncapi", help="write the WebSocket's AsyncAPI document as YAML")
+    asyncapi.add_argument("--output", "-o", default="asyncapi.yaml", help='file to write, or "-" for stdout')
+    asyncapi.set_defaults(func=_export_asyncapi)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from . import jit_cache
+
+    jit_cache.configure()  # the process owns the cache; before anything (the parser too) imports the learners
     args = build_parser().parse_args(argv)
     result: int = args.func(args)
     return result

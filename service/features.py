@@ -12,6 +12,11 @@ Three input forms, chosen by the model's schema:
 The vector is L2-normalised (``normalize: "l2"``; a zero vector stays zero) before it is
 scored and stored, so a replay reads exactly what was scored.
 
+**Presence.** For most learners an explicit 0 and an absent feature are the same thing, and the
+vector they receive holds the non-zero entries only. A learner that declares ``needs_presence``
+(OLI2DS: features come and go) receives the *present* features instead, explicit zeros kept:
+every entry of a dense list, every index of a sparse object, every name of a named object.
+
 Named features go through the model's :class:`FeatureRegistry`, which gives each name an
 index the first time it appears **in the label log** (in the sorted order of the names of
 that example). Because indices are assigned when labels are applied, in log order, every
@@ -29,6 +34,7 @@ import numpy as np
 
 from model_store import Example
 
+from .learners import ALGORITHMS
 from .learners.errors import InvalidInput
 from .learners.inputs import SparseVector, canonical
 from .model_config import ModelConfig
@@ -82,12 +88,23 @@ class FeatureRegistry:
         self.__post_init__()
 
 
+def needs_presence(config: ModelConfig) -> bool:
+    """Whether the model's learner reads which features are present (explicit zeros kept)."""
+    learner = ALGORITHMS.get(config.algorithm) if config.algorithm is not None else None
+    return bool(getattr(learner, "needs_presence", False))
+
+
 class FeatureSpace:
     """A model's input schema: parses requests, and maps stored examples to vectors."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, vanished: Sequence[str] = ()) -> None:
+        """``vanished``: after schema changes (:mod:`service.schema_change`), the names that left, so
+        that a request still naming one is refused saying so, and a label of an example predicted
+        before the change is read without them."""
         self.config = config
+        self.vanished = frozenset(vanished)
         self.dimension = config.dimension
+        self.keep_zeros = needs_presence(config)
         self.registry: FeatureRegistry | None = None
         if config.named:
             self.registry = FeatureRegistry(
@@ -121,7 +138,7 @@ class FeatureSpace:
         else:
             raise FeatureError(field, "must be a list of numbers or a sparse {indices, values} object")
         try:
-            return canonical(x, self.dimension)
+            return canonical(x, self.dimension, keep_zeros=self.keep_zeros)
         except InvalidInput as exc:
             raise FeatureError(field, exc.problem.replace("n_features", "the model's n_features")) from None
 
@@ -138,6 +155,12 @@ class FeatureSpace:
         if not isinstance(features, Mapping) or not features:
             raise FeatureError(field, "must be a non-empty object {name: value} for this model")
         names = tuple(sorted(features))
+        gone = [n for n in names if n in self.vanished]
+        if gone:
+            shown = ", ".join(repr(n) for n in gone[:5]) + (
+                f" and {len(gone) - 5} more" if len(gone) > 5 else ""
+            )
+            raise FeatureError(field, self._old_schema(f"names vanished features {shown}"))
         values = np.array([features[n] for n in names], dtype=np.float64)
         if not np.isfinite(values).all():
             raise FeatureError(field, "contains NaN or inf")
@@ -149,6 +172,13 @@ class FeatureSpace:
         elif len(names) > self.dimension:
             raise FeatureError(field, f"has {len(names)} names, more than max_features = {self.dimension}")
         return names, values
+
+    def _old_schema(self, what: str) -> str:
+        vanished = ", ".join(sorted(self.vanished)[:10]) or "none"
+        return (
+            f"{what}: the model's feature schema changed (vanished: {vanished}); send features of "
+            f"the new schema ({self.dimension} features)"
+        )
 
     def _normalised(self, vector: SparseVector) -> SparseVector:
         idx, val = vector
@@ -162,7 +192,7 @@ class FeatureSpace:
         pairs = [
             (i, v) for n, v in zip(names, values, strict=True) if (i := self.registry.index_of(n)) is not None
         ]
-        return self._sorted(pairs)
+        return self._sorted(pairs, self.keep_zeros)
 
     # --- stored examples (apply time, in log order) ---------------------------------------
 
@@ -171,14 +201,40 @@ class FeatureSpace:
         if example.indices is not None:
             return example.indices, example.values
         assert self.registry is not None and example.names is not None
-        indices = self.registry.register(example.names)
-        pairs = [(int(i), v) for i, v in zip(indices, example.values, strict=True) if i >= 0]
-        return self._sorted(pairs)
+        names, values = list(example.names), example.values
+        if self.vanished:  # an example predicted before a schema change: its vanished names are dropped
+            kept = [k for k, name in enumerate(names) if name not in self.vanished]
+            names, values = [names[k] for k in kept], values[kept]
+        indices = self.registry.register(names)
+        pairs = [(int(i), v) for i, v in zip(indices, values, strict=True) if i >= 0]
+        return self._sorted(pairs, self.keep_zeros)
+
+    def name_of(self, index: int) -> str:
+        """The name of a learner's feature slot: the registered name, ``"(intercept)"`` past the
+        schema, else the index written out."""
+        if self.registry is not None and index < len(self.registry.names):
+            return self.registry.names[index]
+        return "(intercept)" if index >= self.dimension else str(index)
+
+    def missing_share(self, example: Example) -> float:
+        """The share of the model's known features absent from a logged example (after
+        :meth:`vector` registered its names): ``1 - |present| / |registered names|`` for a named
+        schema, ``1 - |stored entries| / n_features`` for an indexed one (where a learner that does
+        not read presence never stored the zeros)."""
+        if example.names is not None and self.registry is not None:
+            known = len(self.registry.names)
+            present = sum(self.registry.index_of(n) is not None for n in example.names)
+        else:
+            known, present = self.dimension, len(example.values)
+        return 1.0 - present / known if known else 0.0
 
     @staticmethod
-    def _sorted(pairs: list[tuple[int, float]]) -> SparseVector:
+    def _sorted(pairs: list[tuple[int, float]], keep_zeros: bool = False) -> SparseVector:
+        """``(indices, values)`` in index order; zero values dropped unless ``keep_zeros``."""
         pairs.sort()
         idx = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
         val = np.fromiter((p[1] for p in pairs), dtype=np.float64, count=len(pairs))
+        if keep_zeros:
+            return idx, val
         keep = val != 0.0
         return idx[keep], val[keep]

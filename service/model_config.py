@@ -1,7 +1,7 @@
 """A model's configuration, as clients send it to ``PUT /models/{name}``, and the learner it builds.
 
 Defaults are what a user gets without tuning (see the README's "Defaults" section):
-objective ``sum`` with the online Laplace rho, loss II, ``eta="auto"`` (online selection
+objective ``sum`` with the online Laplace rho, ``loss="auto"`` (both losses), ``eta="auto"`` (online selection
 over a grid), an intercept, L2 normalisation, and full ACOG when its covariance fits the
 memory budget, SSACOG otherwise.
 
@@ -9,6 +9,9 @@ The feature schema is either ``n_features`` (dense lists and sparse index/value 
 named: ``feature_names`` (a closed schema: other names are refused) and/or
 ``max_features`` (an open schema: new names are registered, in label-log order, up to
 that many).
+
+Some algorithms have defaults of their own for shared fields (:data:`ALGORITHM_DEFAULTS`): they
+apply when the client leaves the field out, and the stored configuration shows them.
 """
 
 from __future__ import annotations
@@ -22,11 +25,48 @@ from .learners.covariance import DEFAULT_MEMORY_BUDGET
 from .measures import complement
 
 Algorithm = Literal[
-    "perceptron", "pa1", "paum", "cpapb", "romma", "arow", "cog", "acog", "acog-diag", "sacog", "ssacog"
+    "perceptron",
+    "pa1",
+    "paum",
+    "cpapb",
+    "romma",
+    "arow",
+    "cog",
+    "acog",
+    "acog-diag",
+    "sacog",
+    "ssacog",
+    "oli2ds",
+    "opid",
 ]
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
+
+ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
+    # OLI2DS (docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
+    # present set would rescale the features that stay. The intercept stays (unlike the code): without
+    # it the cost cannot move the threshold on centred data (python -m bench.incomplete_streams).
+    "oli2ds": {"C": 0.01, "normalize": "none"},
+}
+"""Defaults that differ by algorithm, for fields the client did not give."""
+OLI2DS_FIELDS = ("theta", "statistics", "cost_in", "zero_is_missing", "sparsity", "lambda_s", "B")
+
+
+class OPIDOptions(BaseModel):
+    """OPID's hyper-parameters (``algorithm: "opid"``; see :mod:`service.learners.opid`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lam: PositiveFloat = Field(1.0, description="weight of the consistency term of the C-stage (λ)")
+    ridge: PositiveFloat = Field(1.0, description="ridge of the least squares (the paper's ρ)")
+    gamma: Literal["cv"] | PositiveFloat = Field(
+        "cv", description='E-stage regulariser γ, or "cv": 5-fold cross-validation at every refit'
+    )
+    refit_every: int = Field(60, ge=1, le=100_000, description="labels between E-stage refits")
+    rho_tolerance: PositiveFloat = Field(
+        0.05, description="relative move of rho that rebuilds the C-stage inverse"
+    )
 
 
 class ModelConfig(BaseModel):
@@ -63,12 +103,34 @@ class ModelConfig(BaseModel):
     normalize: Literal["l2", "none"] = "l2"
     fit_intercept: bool = True
     intercept_value: Annotated[float, Field(allow_inf_nan=False)] = 1.0
+    theta: PositiveFloat = Field(8.0, description="oli2ds: scale of every step (the code's theta)")
+    statistics: Literal["reference", "welford"] = Field(
+        "reference", description="oli2ds: informativeness h by the code's rule, or the population variance"
+    )
+    cost_in: Literal["scale", "cap"] = Field(
+        "scale", description="oli2ds: the cost scales the step (the code) or caps it (the KKT form)"
+    )
+    zero_is_missing: bool = Field(False, description="oli2ds: read an explicit 0 as an absent feature")
+    sparsity: bool = Field(False, description="oli2ds: the L1-ball projection and truncation step")
+    lambda_s: PositiveFloat = Field(30.0, description="oli2ds: radius of the sparsity projection")
+    B: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = Field(
+        1.0, description="oli2ds: share of the features seen that the sparsity step keeps"
+    )
     label_format: Literal["plus_minus_one", "zero_one"] = Field(
         "plus_minus_one", description="labels accepted by /feedback: -1/+1, or 0/1 (1 = anomaly)"
     )
+    opid: OPIDOptions | None = Field(None, description='options of algorithm "opid"')
     n_features: int | None = Field(None, ge=1)
     feature_names: list[FeatureName] | None = Field(None, min_length=1)
     max_features: int | None = Field(None, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _algorithm_defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("algorithm"), str):
+            defaults = ALGORITHM_DEFAULTS.get(data["algorithm"], {})
+            data = {**{k: v for k, v in defaults.items() if k not in data}, **data}
+        return data
 
     @field_validator("eta_grid")
     @classmethod
@@ -137,8 +199,14 @@ class ModelConfig(BaseModel):
             "eta_grid",
             "selection",
             "selection_window",
+            *OLI2DS_FIELDS,
         }
         refused = sorted(name for name in self.model_fields_set & tunables if name not in spec)
+        opid = self.resolved_algorithm(memory_budget) == "opid"
+        if opid and "gamma" in self.model_fields_set:
+            refused.append("gamma")  # OPID's gamma is opid.gamma
+        if not opid and self.opid is not None:
+            refused.append("opid")
         if "eta" in spec and self.eta != "auto":
             refused += [
                 n for n in ("eta_grid", "selection", "selection_window") if n in self.model_fields_set
@@ -165,11 +233,14 @@ class ModelConfig(BaseModel):
             "eta": self.eta,
             "alpha_p": self.alpha_p,
             "memory_budget": memory_budget,
+            **{name: getattr(self, name) for name in OLI2DS_FIELDS},
         }
         if self.rho == "auto":
             wanted["rho"] = "laplace" if self.objective == "sum" else self.c_p / complement(self.c_p)
         else:
             wanted["rho"] = float(self.rho)
+        if algorithm == "opid":
+            wanted.update((self.opid or OPIDOptions()).model_dump())
         params = {k: v for k, v in wanted.items() if k in spec}
         if "eta" in spec and "auto" in (self.eta, wanted["loss"] if "loss" in spec else None):
             params.update(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .learners.jit import kernel
+from .jit_cache import kernel
 
 
 @kernel

@@ -54,6 +54,7 @@ def multiprocess() -> bool:
 
 LAG_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 DELAY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)
+SHARE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 
 class Telemetry(Observer):
@@ -126,6 +127,13 @@ class Telemetry(Observer):
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
+        self.missing_share = Histogram(
+            "acog_missing_features_ratio",
+            "Share of the model's registered features absent from each labelled example.",
+            ["model"],
+            buckets=SHARE_BUCKETS,
+            registry=registry,
+        )
 
     def watch(self, engine: Engine) -> None:
         self.state = ModelStateCollector(engine)
@@ -152,6 +160,7 @@ class Telemetry(Observer):
         self.label_delay.labels(model)
         self.follower_lag.labels(model)
         self.resyncs.labels(model)
+        self.missing_share.labels(model)
 
     def model_removed(self, model: str) -> None:
         for metric in (
@@ -165,6 +174,7 @@ class Telemetry(Observer):
             self.predictions_refused_total,
             self.resyncs,
             self.checkpoint_duration,
+            self.missing_share,
         ):
             for labels in [key for key in metric._metrics if key[0] == model]:
                 metric.remove(*labels)
@@ -179,6 +189,7 @@ class Telemetry(Observer):
         self.update_duration.labels(model).observe(applied.update_seconds)
         self.label_delay.labels(model).observe(applied.delay)
         self.follower_lag.labels(model).observe(lag)
+        self.missing_share.labels(model).observe(applied.missing_share)
 
     def predictions_refused(self, model: str, reason: str, count: int = 1) -> None:
         self.predictions_refused_total.labels(model, reason).inc(count)
@@ -223,6 +234,9 @@ class ModelStateCollector(Collector):
         pending = gauge("acog_pending_predictions", "Predictions waiting for their label.")
         age = gauge("acog_checkpoint_age_seconds", "Seconds since the last durable checkpoint.")
         eta = gauge("acog_eta_selected", "Learning rate in use (chosen online when eta is auto).")
+        registered = gauge(
+            "acog_features_registered", "Feature names registered (named schemas), else n_features."
+        )
         w_sum = gauge("acog_window_weighted_sum", "Weighted sum over the last N labels.", ("window",))
         w_cost = gauge("acog_window_weighted_cost", "Weighted cost over the last N labels.", ("window",))
         w_sens = gauge("acog_window_sensitivity", "Sensitivity over the last N labels.", ("window",))
@@ -250,6 +264,7 @@ class ModelStateCollector(Collector):
             age.add_metric([name], view.checkpoint_age_seconds)
             eta.add_metric([name], view.eta)
             writer.add_metric([name], 1.0 if view.checkpoint_writer else 0.0)
+            registered.add_metric([name], view.features_registered)
             size = str(view.window_size)
             w_sum.add_metric([name, size], w.weighted_sum)
             w_cost.add_metric([name, size], w.weighted_cost)
@@ -269,6 +284,7 @@ class ModelStateCollector(Collector):
             pending,
             age,
             eta,
+            registered,
             w_sum,
             w_cost,
             w_sens,

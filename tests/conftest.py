@@ -1,4 +1,4 @@
-"""Shared fixtures: a real Redis (never a fake) and the shared benchmark data sets."""
+"""Shared fixtures: a real Redis (never a fake) and the shared benchmark data sets; the kernel cache."""
 
 from __future__ import annotations
 
@@ -8,6 +8,12 @@ from pathlib import Path
 
 import pytest
 import redis
+
+from service import jit_cache
+
+# The test process is an entry point: it chooses the kernels' disk cache before any test module
+# imports service.learners (numba fixes a kernel's cache location when it is decorated).
+jit_cache.configure()
 
 REDIS_URL = os.environ.get("ACOG_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"

@@ -90,3 +90,17 @@ def test_package_versions_names_absent_packages() -> None:
 
     versions = package_versions(["numpy", "no-such-package-here"])
     assert versions == {"numpy": np.__version__, "no-such-package-here": "absent"}
+
+
+def test_a_whole_file_rewrite_keeps_the_sections_other_scripts_wrote() -> None:
+    from bench.report import carry_sections
+
+    opid_block = "<!-- opid:begin -->\nours\n<!-- opid:end -->\n"
+    x_block = "<!-- x:begin -->\nx\n<!-- x:end -->"
+    old = f"# Report\n\nold body\n\n{opid_block}{x_block}\n"
+    new = carry_sections(old, "# Report\n\nnew body\n")
+    assert new.startswith("# Report\n\nnew body\n")
+    assert opid_block in new and x_block in new
+    assert "old body" not in new
+    replaced = carry_sections(old, "# Report\n<!-- opid:begin -->\nfresh\n<!-- opid:end -->\n")
+    assert "ours" not in replaced and "fresh" in replaced and "<!-- x:begin -->" in replaced

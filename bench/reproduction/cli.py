@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.report import carry_sections
 from bench.reproduction.extras import run_extras
 from bench.reproduction.paper import PAPER_RESULTS
 from bench.reproduction.plans import ORDER, PLANS
@@ -93,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["extras"] = cached(args.results_dir / f"{name}.extras.json", args.permutations) or {}
             results[name] = result
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(render(results, PAPER_RESULTS.read_text()))
+    text = render(results, PAPER_RESULTS.read_text())
+    old = args.output.read_text() if args.output.exists() else ""
+    args.output.write_text(carry_sections(old, text))  # sections other scripts write (e.g. opid) stay
     print(f"wrote {args.output}", file=sys.stderr)
     return 0

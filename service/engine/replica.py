@@ -452,12 +452,13 @@ class ModelReplica:
         self._checkpoint_waiters = keep
 
     async def _encode(self) -> tuple[bytes, Snapshot]:
-        # Nothing changes the runtime while the state lock is held, so the snapshot can share the
-        # live arrays, and encoding (memcpy and SHA-256, which release the GIL) runs in a thread:
+        # Nothing changes the runtime while the state lock is held, and the borrowed snapshot makes
+        # sure of it (an update raises while its read-only views of the live arrays are out), so no
+        # copy is made; encoding (memcpy and SHA-256, which release the GIL) runs in a thread:
         # predictions go on being served.
         async with self._state:
-            snapshot = self.runtime.snapshot(copy=False)
-            blob = await asyncio.to_thread(snapshot.encode)
+            with self.runtime.borrowed_snapshot() as snapshot:
+                blob = await asyncio.to_thread(snapshot.encode)
         return blob, snapshot
 
     async def _write_logged(self, blob: bytes, snapshot: Snapshot) -> None:

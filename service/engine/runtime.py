@@ -10,10 +10,11 @@ which :meth:`ModelRuntime.apply` refuses with :class:`LogGap` instead of skippin
 
 from __future__ import annotations
 
+import contextlib
 import json
-import math
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +73,8 @@ class Applied:
     version: int
     delay: float
     update_seconds: float
+    missing_share: float = 0.0
+    """Share of the model's known features absent from the example."""
 
 
 class ModelRuntime:
@@ -106,11 +109,7 @@ class ModelRuntime:
     @property
     def eta(self) -> float:
         """The learning rate in use (NaN for a learner without one)."""
-        selected = getattr(self.learner, "eta", None)
-        if isinstance(selected, float):
-            return selected
-        value = self.learner.params.get("eta")
-        return float(value) if isinstance(value, int | float) else math.nan
+        return self.learner.eta
 
     def is_after(self, stream_id: str) -> bool:
         """Whether ``stream_id`` is later than everything applied so far."""
@@ -155,6 +154,7 @@ class ModelRuntime:
             version=self.version,
             delay=max(0.0, entry.labelled_at - entry.predicted_at),
             update_seconds=elapsed,
+            missing_share=self.features.missing_share(entry.example),
         )
         self.recent[applied.seq] = applied
         if len(self.recent) > RECENT:
@@ -163,9 +163,18 @@ class ModelRuntime:
 
     # --- checkpoints ----------------------------------------------------------------------
 
-    def snapshot(self, copy: bool = True) -> Snapshot:
-        """The state to checkpoint. ``copy=False`` shares the learner's live arrays: only for a
-        caller that encodes it before the next entry is applied (the writer does)."""
+    def snapshot(self) -> Snapshot:
+        """The state to checkpoint (copies)."""
+        return self._snapshot(self.learner.to_state())
+
+    @contextlib.contextmanager
+    def borrowed_snapshot(self) -> Iterator[Snapshot]:
+        """The state to checkpoint, sharing the learner's live arrays read-only: applying an
+        entry raises ``StateBorrowed`` until the block ends (``OnlineLearner.borrowed_state``)."""
+        with self.learner.borrowed_state() as learner:
+            yield self._snapshot(learner)
+
+    def _snapshot(self, learner: dict[str, Any]) -> Snapshot:
         registry = self.features.registry
         return Snapshot(
             generation=self.generation,
@@ -174,7 +183,7 @@ class ModelRuntime:
             version=self.version,
             updates=self.updates,
             written_at=time.time(),
-            learner=self.learner.to_state(copy),
+            learner=learner,
             measures=self.measures.to_state(),
             window=self.window.to_state(),
             registry=None if registry is None else registry.to_state(),
@@ -218,9 +227,11 @@ class ModelRuntime:
             "window": {"size": self.window.size, **self.window.summary()},
             "checkpoint": {"version": self.checkpointed_version, "written_at": self.checkpointed_at},
         }
-        members = getattr(learner, "member_objectives", None)
-        if members is not None:
-            out["eta"] = {"selected": getattr(learner, "eta"), "members": members()}  # noqa: B009
+        out.update(learner.describe())  # "eta" (the selection of eta="auto"), "sketch", ...
         if self.features.registry is not None:
             out["features_registered"] = len(self.features.registry.names)
+        features = out.get("features")
+        if features is not None:  # presence learners (OLI2DS) give feature slots: name them
+            for entry in features["informativeness"]:
+                entry["name"] = self.features.name_of(entry.pop("index"))
         return out

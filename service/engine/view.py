@@ -61,6 +61,8 @@ class ModelView:
     checkpoint_age_seconds: float = math.nan
     checkpoint_writer: bool = False
     resyncs: int = 0
+    features_registered: int = 0
+    """Feature names registered (named schemas), else ``n_features``."""
     state: dict[str, Any] = field(default_factory=dict)
     """What the learner and the runtime describe (``GET /models/{name}``'s ``state``)."""
 
@@ -108,6 +110,9 @@ class ModelView:
             checkpoint_age_seconds=max(0.0, time.time() - since),
             checkpoint_writer=replica.is_writer,
             resyncs=replica.resyncs,
+            features_registered=(
+                len(rt.features.registry.names) if rt.features.registry is not None else rt.features.dimension
+            ),
             state=rt.describe() if detail else {},
         )
 

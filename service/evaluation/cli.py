@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from . import online as ev
 from .datasets import load
+from .oli2ds_cli import learner_options
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -38,6 +39,14 @@ def _rho(text: str) -> float | str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .protocols import PROTOCOLS
+
+    parser.add_argument(
+        "--protocol",
+        choices=list(PROTOCOLS),
+        default="online",
+        help="; ".join(f"{name}: {p.description}" for name, p in PROTOCOLS.items()).replace("%", "%%"),
+    )
     parser.add_argument(
         "dataset",
         help="a shared data set name (german, a9a, ijcnn1, mushrooms, "
@@ -83,6 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-normalize", action="store_true", help="skip the unit-L2 scaling of examples")
     parser.add_argument("--datasets-dir", default=None, help="where the shared data sets live")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
+    for protocol in PROTOCOLS.values():
+        protocol.add_arguments(parser)
 
 
 def settings_from_args(args: argparse.Namespace) -> ev.Settings:
@@ -98,10 +109,19 @@ def settings_from_args(args: argparse.Namespace) -> ev.Settings:
         rho=args.rho,
         fit_intercept=args.intercept,
         normalize=not args.no_normalize,
+        oli2ds=learner_options(args),
     )
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
+    """Run the protocol ``--protocol`` names (:data:`service.evaluation.protocols.PROTOCOLS`)."""
+    from .protocols import PROTOCOLS
+
+    return PROTOCOLS[args.protocol].run(args)
+
+
+def run_online(args: argparse.Namespace) -> int:
+    """The ACOG paper's online protocol (:mod:`service.evaluation.online`)."""
     data = load(args.dataset, datasets_dir=args.datasets_dir)
     variants = ev.parse_variants(args.algorithms)
     metrics: list[ev.Metric] = ["sum", "cost"] if args.metric == "both" else [args.metric]
@@ -134,8 +154,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     else:
         source = "the data set's own" if args.seed is None and data.permutations is not None else "seeded"
         print(
-            f"{data.name}: {data.n_samples} x {data.n_features}, {data.n_positive}:{data.n_negative} "
-            f"(+1:-1), {len(orders)} {source} permutations"
+            f"protocol online: {data.name}: {data.n_samples} x {data.n_features}, "
+            f"{data.n_positive}:{data.n_negative} (+1:-1), {len(orders)} {source} permutations"
         )
         print(ev.format_table(results, metrics))
     return 0
@@ -143,6 +163,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def _document(args: argparse.Namespace, data: Any, orders: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
+        "protocol": "online",
         "dataset": {
             "name": data.name,
             "rows": data.n_samples,

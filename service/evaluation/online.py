@@ -17,7 +17,7 @@ with the best mean is kept, separately for each measure. Rows are named as in th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -107,6 +107,8 @@ class Settings:
     runs use ``c_p / c_n`` unless a number is given."""
     fit_intercept: bool = False
     normalize: bool = True
+    oli2ds: Mapping[str, Any] = field(default_factory=dict)
+    """OLI2DS's hyper-parameters (its own defaults for those not given); ``C`` is not swept for it."""
 
 
 @dataclass(slots=True)
@@ -162,6 +164,8 @@ def learner_params(
     if "rho" in spec:
         base["rho"] = _rho(metric, settings, ratio)
         base["alpha_p"] = settings.alpha_p
+    if variant.algorithm == "oli2ds":
+        return [{**base, **settings.oli2ds}]
     for name in ("eta", "C", "r"):
         if name in spec:
             return [{**base, name: value} for value in getattr(settings, name)]

@@ -8,8 +8,13 @@
 (True, 1)
 
 Names: ``perceptron``, ``pa1``, ``paum``, ``cpapb``, ``romma``, ``arow``, ``cog``,
-``acog``, ``acog-diag``, ``sacog``, ``ssacog`` (the ``-I``/``-II`` suffix of the paper is
-the ``loss`` parameter). The contract is documented in :mod:`service.learners.base`.
+``acog``, ``acog-diag``, ``sacog``, ``ssacog``, ``oli2ds`` (the ``-I``/``-II`` suffix of the paper is
+the ``loss`` parameter), and ``opid`` (Hou & Zhou: a model that survives a declared change of
+feature schema, :mod:`service.learners.opid`). The contract, and the recipe for adding an
+algorithm, are in :mod:`service.learners.base`; :func:`warm_up` compiles the kernels a set of
+learners needs.
+Importing this package does no I/O: the process chooses the kernels' disk cache
+(:func:`service.jit_cache.configure`) before importing it.
 """
 
 from __future__ import annotations
@@ -18,16 +23,19 @@ from typing import Any
 
 from .acog import ACOG, ACOGDiag
 from .arow import AROW
-from .base import Learner, OnlineLearner, StreamResult, UpdateInfo
+from .base import Learner, OnlineLearner, StreamResult, UpdateInfo, register
 from .ensemble import DEFAULT_GRID, EtaGrid
-from .errors import InvalidInput, InvalidParameter
+from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
+from .oli2ds import OLI2DS
+from .opid.learner import OPID
 from .sketch import SACOG, SSACOG
+from .warm_up import WarmUp, warm_up
 
-ALGORITHMS: dict[str, type[Learner]] = {
-    cls.algorithm: cls
-    for cls in (Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG)
-}
+ALGORITHMS: dict[str, type[Learner]] = register(
+    [Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID]
+)
+"""Every algorithm by name: the one place a new learner is registered."""
 
 
 ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window")
@@ -64,21 +72,6 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
     return cls(n_features, **params)
 
 
-def warm_up() -> int:
-    """Compile (or load from the cache) every learner's kernels, both call paths; returns how
-    many learners ran. Run at image build time so that no request pays for compilation."""
-    import numpy as np
-
-    x, y = np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1])
-    for name, cls in ALGORITHMS.items():
-        params = {"sketch_size": 2} if "sketch_size" in cls.param_spec() else {}
-        for learner in (create(name, 3, **params), create(name, 3, fit_intercept=True, **params)):
-            learner.run(x, y)
-            learner.learn((np.array([0, 2]), np.array([0.6, 0.8])), 1)
-            learner.score(x[1])
-    return len(ALGORITHMS)
-
-
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_GRID",
@@ -87,8 +80,10 @@ __all__ = [
     "InvalidParameter",
     "Learner",
     "OnlineLearner",
+    "StateBorrowed",
     "StreamResult",
     "UpdateInfo",
+    "WarmUp",
     "create",
     "warm_up",
 ]

@@ -21,11 +21,11 @@ touching only the support of ``x``: O(nnz(x)).
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from . import driver
+from ..jit_cache import kernel
 from .base import Learner, loss_kind, positive
 from .covariance import (
     DEFAULT_MEMORY_BUDGET,
@@ -36,18 +36,25 @@ from .covariance import (
     subtract_outer,
 )
 from .first_order import linear_score
-from .jit import kernel
-from .losses import cost_sensitive_loss, loss_code
+from .losses import Loss, cost_sensitive_loss
 
 ACOGState = namedtuple("ACOGState", ["counts", "w", "sigma"])
 ACOGDiagState = namedtuple("ACOGDiagState", ["counts", "w", "sigma_diag"])
 
 
+class ACOGParams(NamedTuple):
+    """What an ACOG-family update reads (ACOG, ACOG-diag and SACOG)."""
+
+    eta: float  # the learning rate
+    gamma: float  # the regulariser of Sigma's update
+    loss: int  # a Loss
+
+
 @kernel
-def acog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def acog_update(st: Any, p: ACOGParams, idx: np.ndarray, val: np.ndarray, y: int,
                 score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
-    eta, gamma, kind = hp[0], hp[1], hp[2]
-    loss, c = cost_sensitive_loss(kind, y, score, rho)
+    eta, gamma = p.eta, p.gamma
+    loss, c = cost_sensitive_loss(p.loss, y, score, rho)
     if loss <= 0.0:
         return loss, False
     mu, sigma = st.w, st.sigma
@@ -61,10 +68,10 @@ def acog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: in
 
 
 @kernel
-def acog_diag_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def acog_diag_update(st: Any, p: ACOGParams, idx: np.ndarray, val: np.ndarray, y: int,
                      score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
-    eta, gamma, kind = hp[0], hp[1], hp[2]
-    loss, c = cost_sensitive_loss(kind, y, score, rho)
+    eta, gamma = p.eta, p.gamma
+    loss, c = cost_sensitive_loss(p.loss, y, score, rho)
     if loss <= 0.0:
         return loss, False
     mu, s = st.w, st.sigma_diag
@@ -83,18 +90,25 @@ SECOND_ORDER_PARAMS: dict[str, Any] = {
 }
 
 
+def second_order_params(params: dict[str, Any]) -> ACOGParams:
+    """The :class:`ACOGParams` record of checked hyper-parameters."""
+    return ACOGParams(float(params["eta"]), float(params["gamma"]), int(Loss[params["loss"]]))
+
+
 class ACOG(Learner):
     """ACOG with the full covariance matrix (O(d^2) time and memory)."""
 
     algorithm = "acog"
     own_params: ClassVar = {**SECOND_ORDER_PARAMS, "memory_budget": (DEFAULT_MEMORY_BUDGET, memory_budget)}
     state_type = ACOGState
+    params_type = ACOGParams
+    kernels = (linear_score, acog_update)
 
     def _check_params(self) -> None:
         check_sigma_fits(self.algorithm, self.dim, self.params["memory_budget"])
 
-    def _hyper(self) -> list[float]:
-        return [self.params["eta"], self.params["gamma"], loss_code(self.params["loss"])]
+    def kernel_params(self) -> ACOGParams:
+        return second_order_params(self.params)
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim), "sigma": identity(self.dim)}
@@ -106,13 +120,11 @@ class ACOGDiag(Learner):
     algorithm = "acog-diag"
     own_params: ClassVar = dict(SECOND_ORDER_PARAMS)
     state_type = ACOGDiagState
+    params_type = ACOGParams
+    kernels = (linear_score, acog_diag_update)
 
-    def _hyper(self) -> list[float]:
-        return [self.params["eta"], self.params["gamma"], loss_code(self.params["loss"])]
+    def kernel_params(self) -> ACOGParams:
+        return second_order_params(self.params)
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim), "sigma_diag": np.ones(self.dim)}
-
-
-driver.register(ACOGState, linear_score, acog_update)
-driver.register(ACOGDiagState, linear_score, acog_diag_update)

@@ -12,11 +12,11 @@ Cost-insensitive; the ACOG paper runs it as a baseline with ``r`` from the same 
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from . import driver
+from ..jit_cache import kernel
 from .base import Learner, positive
 from .covariance import (
     DEFAULT_MEMORY_BUDGET,
@@ -27,20 +27,23 @@ from .covariance import (
     subtract_outer,
 )
 from .first_order import linear_score
-from .jit import kernel
 
 AROWState = namedtuple("AROWState", ["counts", "w", "sigma"])
 
 
+class AROWParams(NamedTuple):
+    r: float  # the regulariser
+
+
 @kernel
-def arow_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def arow_update(st: Any, p: AROWParams, idx: np.ndarray, val: np.ndarray, y: int,
                 score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
     loss = max(0.0, 1.0 - y * score)
     if loss <= 0.0:
         return loss, False
     mu, sigma = st.w, st.sigma
     u, v = sigma_x_and_quadratic(sigma, idx, val)  # Sigma_old x, x^T Sigma_old x
-    beta = 1.0 / (v + hp[0])
+    beta = 1.0 / (v + p.r)
     alpha = loss * beta
     for i in range(mu.shape[0]):
         mu[i] += alpha * y * u[i]
@@ -58,15 +61,14 @@ class AROW(Learner):
         "memory_budget": (DEFAULT_MEMORY_BUDGET, memory_budget),
     }
     state_type = AROWState
+    params_type = AROWParams
+    kernels = (linear_score, arow_update)
 
     def _check_params(self) -> None:
         check_sigma_fits(self.algorithm, self.dim, self.params["memory_budget"])
 
-    def _hyper(self) -> list[float]:
-        return [self.params["r"]]
+    def kernel_params(self) -> AROWParams:
+        return AROWParams(r=float(self.params["r"]))
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim), "sigma": identity(self.dim)}
-
-
-driver.register(AROWState, linear_score, arow_update)

@@ -10,35 +10,95 @@ True
 >>> learner.score(np.array([1.0, 0.0, 0.0])) > 0
 True
 
+The contract (:class:`OnlineLearner`; ``tests/learners/test_conformance.py`` checks it for
+every registered algorithm and for the ``eta="auto"``/``loss="auto"`` ensembles):
+
 - ``score(x)`` is ``mu . x`` as a Python float; ``predict(x)`` is ``sign(score)`` with
   ``sign(0) = +1`` (a fresh model flags everything, as in LIBOL).
 - ``learn(x, y)`` is one online round on a labelled example and returns an
-  :class:`UpdateInfo`.
-- ``to_state()`` / ``load_state()`` move the whole numeric state as plain arrays and
-  scalars (no pickle); hyper-parameters are configuration and stay apart from it.
+  :class:`UpdateInfo`. ``x`` is a dense vector, an ``(indices, values)`` pair or a one-row
+  scipy matrix; all three give bit-identical results. Bad input raises
+  :class:`~service.learners.errors.InvalidInput` naming the field and changes nothing; the
+  caller's arrays are never modified.
 - ``run(X, y)`` is progressive validation over a CSR matrix (score each row, then learn
-  it) at native speed, bit-identical to calling ``learn`` row by row.
+  it) at native speed, bit-identical to calling ``learn`` row by row, state included.
+- ``eta`` is the learning rate in use (``NaN`` for an algorithm without one);
+  ``describe()`` is a JSON-able dict of facts for ``GET /models/{name}`` (``"eta"``: the rate
+  and loss in use, and for an ensemble its members; ``"sketch"`` for the sketched learners).
+- ``to_state()`` / ``load_state()`` move the whole numeric state as plain arrays and
+  scalars (no pickle), tagged with ``format`` (:data:`STATE_FORMAT`), ``algorithm`` and the
+  dimensions; ``load_state`` checks all of them and every array before anything changes.
+  Hyper-parameters are configuration and stay apart from the state.
+- ``borrowed_state()`` lends the state without copying it; see *Sharing live arrays* below.
+- Same configuration, same inputs: same bits (there is no randomness).
 
-Subclasses declare their hyper-parameters, their state namedtuple (``counts`` first, then
-``w``) with its initial arrays, and register two numba kernels for it; see
-:mod:`service.learners.driver` for the kernel signatures.
+**The shape of an update.** Mathematically one round is a pure function
+``(state, params, x, y, score, rho) -> (state', loss, updated)``, and
+:mod:`service.learners.reference` writes every algorithm exactly so, on dense vectors. The
+numba kernels compute the same ``state'`` but write it over ``state``'s arrays in place (no
+allocation of the model's size per label); :mod:`service.learners.driver` runs them.
+
+**Sharing live arrays.** ``to_state()`` copies. A caller that must not pay for a copy (the
+checkpoint writer, for a model of hundreds of megabytes) uses
+``with learner.borrowed_state() as state:``: the same dict, holding *read-only views* of the
+live arrays. Until the block ends, ``learn``, ``run`` and ``load_state`` raise
+:class:`~service.learners.errors.StateBorrowed` instead of changing what the borrower reads;
+the views must not be used after the block.
+
+**Adding an algorithm** (one module, one registration):
+
+1. A *params record*: a ``typing.NamedTuple`` of the typed scalars the update reads, floats
+   and ints, e.g. ``class FooParams(NamedTuple): eta: float; loss: int``. Numba passes it as
+   a struct. An enumeration (:class:`~service.learners.losses.Loss`) is held as its ``int``
+   and compared with its members in the kernel (numba types an ``IntEnum`` argument slowly).
+   With nothing to read, use :class:`~service.learners.driver.NoParams`.
+2. A *state record*: ``FooState = namedtuple("FooState", ["counts", "w", ...])`` of numpy
+   arrays, ``counts`` (``[t_p, t_n]``, kept by the driver) first and ``w`` second. Its type
+   selects the kernels, so every algorithm has its own state type.
+3. Two kernels, decorated with :func:`service.jit_cache.kernel`:
+   ``foo_score(st, idx, val) -> float`` (``mu . x``; :func:`~service.learners.first_order.linear_score`
+   when ``mu`` is ``w``) and ``foo_update(st, p, idx, val, y, score, rho) -> (loss, updated)``,
+   the in-place form of the pure update above (``idx``/``val``: the canonical sparse ``x``,
+   ``p``: the params record). Kernels live under ``service/learners/`` (the files whose
+   digest keys the disk cache; ``@kernel`` refuses others).
+4. A :class:`Learner` subclass declaring ``algorithm`` (the registry name), ``own_params``
+   (name -> ``(default, check)``; the checks below normalise and raise
+   :class:`~service.learners.errors.InvalidParameter`), ``cost_sensitive``,
+   ``state_type = FooState``, ``params_type = FooParams``,
+   ``kernels = (foo_score, foo_update)``, ``kernel_params()`` (the record from the checked
+   ``self.params``), ``_init_arrays()`` (the arrays of the state after ``counts``) and, when
+   ``mu`` is not ``w``, ``weights()``; optionally ``_check_params()`` and ``describe()``.
+5. One registration: add the class to ``ALGORITHMS`` in :mod:`service.learners`
+   (:func:`register` binds its kernels). The conformance suite, the warm-up
+   (:func:`service.learners.warm_up`) and ``eta="auto"``/``loss="auto"`` (when it takes
+   ``eta``/``loss``) then cover it; add its reference step to :mod:`service.learners.reference`
+   and, in ``tests/learners/streams.py::params_for``, values of its new hyper-parameters
+   that exercise every branch.
+
+Randomness (random features, say) is drawn in ``_init_arrays`` from a ``seed``
+hyper-parameter (``numpy.random.default_rng(seed)``), so that what it draws is part of the
+state: replicas and recovery end in the same bits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import driver
-from .errors import InvalidInput, InvalidParameter
+from .driver import NoParams, RhoConfig, RhoMode
+from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .inputs import SparseVector, canonical, with_intercept
+from .migration import FeatureMigration, migrate
 
 STATE_FORMAT = 1
+"""Version of the ``to_state`` layout; ``load_state`` refuses any other."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +134,8 @@ class StreamResult:
 
 class OnlineLearner(Protocol):
     """What the service needs of a learner: :class:`Learner` and the ``eta="auto"``
-    ensemble (:class:`service.learners.ensemble.EtaGrid`) both provide it."""
+    ensemble (:class:`service.learners.ensemble.EtaGrid`) both provide it. See the module
+    docstring for the meaning of each member."""
 
     n_features: int
 
@@ -90,6 +151,9 @@ class OnlineLearner(Protocol):
     @property
     def rho_estimate(self) -> float: ...
 
+    @property
+    def eta(self) -> float: ...
+
     def score(self, x: Any) -> float: ...
 
     def predict(self, x: Any) -> int: ...
@@ -100,11 +164,24 @@ class OnlineLearner(Protocol):
 
     def weights(self) -> np.ndarray: ...
 
+    def describe(self) -> dict[str, Any]: ...
+
     def to_state(self, copy: bool = True) -> dict[str, Any]: ...
+
+    def borrowed_state(self) -> contextlib.AbstractContextManager[dict[str, Any]]: ...
 
     def load_state(self, state: Mapping[str, Any]) -> None: ...
 
     def state_nbytes(self) -> int: ...
+
+    def migrate(self, migration: FeatureMigration) -> OnlineLearner: ...
+
+
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A view of ``arr`` that cannot be written through."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
 
 
 # --- parameter checks: each returns the normalised value or raises InvalidParameter ------
@@ -195,7 +272,14 @@ class Learner:
     cost_sensitive: ClassVar[bool] = True
     """Whether it takes ``rho`` / ``alpha_p``."""
     state_type: ClassVar[type]
-    """The algorithm's state namedtuple; its kernels are registered with the driver."""
+    """The algorithm's state record (a namedtuple of arrays, ``counts`` then ``w``)."""
+    params_type: ClassVar[type] = NoParams
+    """The algorithm's params record, what :meth:`kernel_params` returns."""
+    kernels: ClassVar[tuple[Callable[..., Any], Callable[..., Any]]]
+    """``(score, update)``: the two numba kernels, bound to ``state_type`` by :func:`register`."""
+    needs_presence: ClassVar[bool] = False
+    """Whether it reads which features are present: its input keeps explicit zeros (a dense
+    vector is all present; a sparse pair or matrix holds the present indices)."""
 
     def __init__(self, n_features: int, **params: Any) -> None:
         if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 1:
@@ -213,10 +297,18 @@ class Learner:
         }
         self.dim = self.n_features + (1 if self.params["fit_intercept"] else 0)
         self._check_params()
+        bound = driver.registered(self.state_type)
+        if bound is None or bound.params_type is not self.params_type:
+            raise TypeError(f"{type(self).__name__} is not registered (service.learners.base.register)")
         self._rho_cfg = self._make_rho_cfg()
-        self._hp = np.asarray(self._hyper(), dtype=np.float64)
+        self._kernel_params = self.kernel_params()
+        if type(self._kernel_params) is not self.params_type:
+            raise TypeError(
+                f"{type(self).__name__}.kernel_params() must return a {self.params_type.__name__}"
+            )
         self._arrays = self._fresh_state()
         self._st = self.state_type(**self._arrays)
+        self._borrows = 0
 
     # --- what subclasses provide ---------------------------------------------------------
 
@@ -231,12 +323,12 @@ class Learner:
     def _check_params(self) -> None:
         """Cross-parameter checks (e.g. sketch size against dimension)."""
 
-    def _hyper(self) -> list[float]:
-        """The hyper-parameter vector ``hp`` the update kernel reads."""
-        return []
+    def kernel_params(self) -> NamedTuple:
+        """The params record the update kernel reads, built from the checked ``self.params``."""
+        return NoParams()
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
-        """Initial state arrays, in the order of the kernel's state tuple."""
+        """Initial state arrays, in the order of the state record (``counts`` excluded)."""
         raise NotImplementedError
 
     # --- the contract --------------------------------------------------------------------
@@ -251,23 +343,32 @@ class Learner:
         return 1 if self.score(x) >= 0.0 else -1
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
-        """One online round: score ``x``, suffer the loss for label ``y``, update."""
-        label = self._label(y)
-        return self.learn_checked(self._vector(x), label)
+        """One online round: score ``x``, suffer the loss for label ``y``, update.
 
-    def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
-        """:meth:`learn` for an input already checked: a vector from :meth:`checked` (intercept
-        included) and ``y`` in {-1, +1}. Lets an ensemble check once for all its members."""
-        s, loss, updated, rho = driver.learn_one(self._st, self._hp, self._rho_cfg, vector[0], vector[1], y)
-        return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
+        ``learn(x, y)`` is ``learn_checked(*checked(x, y))``."""
+        return self.learn_checked(*self.checked(x, y))
 
     def checked(self, x: Any, y: Any) -> tuple[SparseVector, int]:
-        """``x`` as the canonical vector the kernels read (intercept appended) and ``y`` as an int,
-        or :class:`InvalidInput`."""
+        """The first half of :meth:`learn`: ``x`` as the canonical vector the kernels read
+        (intercept appended) and ``y`` as an int in {-1, +1}, or :class:`InvalidInput`.
+
+        Learners of the same ``n_features`` and intercept read the same vector, so a composite
+        learner (the ``eta="auto"`` ensemble) checks an input once for all its members."""
         return self._vector(x), self._label(y)
+
+    def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        """The second half of :meth:`learn`: one round on what :meth:`checked` returned (by
+        this learner or one with the same ``n_features`` and intercept); nothing is checked
+        again."""
+        self._refuse_if_borrowed()
+        s, loss, updated, rho = driver.learn_one(
+            self._st, self._kernel_params, self._rho_cfg, vector[0], vector[1], y
+        )
+        return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation over the rows of ``X`` (predict row i, then learn it)."""
+        self._refuse_if_borrowed()
         csr = self._stream_matrix(X)
         labels = np.asarray(y)
         if labels.shape != (csr.shape[0],):
@@ -277,11 +378,18 @@ class Learner:
         ys = labels.astype(np.int64)
         scores = np.empty(ys.shape[0], dtype=np.float64)
         updated = np.empty(ys.shape[0], dtype=np.bool_)
-        driver.learn_stream(
-            self._st, self._hp, self._rho_cfg, csr.indptr.astype(np.int64),
-            csr.indices.astype(np.int64), csr.data, ys, scores, updated,
-        )  # fmt: skip
+        indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
+        self._learn_stream(indptr, indices, csr.data, ys, scores, updated)
         return StreamResult(scores, updated)
+
+    def _learn_stream(
+        self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np.ndarray,
+        scores: np.ndarray, updated: np.ndarray,
+    ) -> None:  # fmt: skip
+        """Learn the canonical CSR rows in one compiled loop, writing each row's score and flag."""
+        driver.learn_stream(
+            self._st, self._kernel_params, self._rho_cfg, indptr, indices, data, ys, scores, updated
+        )
 
     @property
     def rho(self) -> float:
@@ -295,6 +403,18 @@ class Learner:
         alpha_p = float(self.params.get("alpha_p", 0.5))
         return alpha_p * (t_n + 1.0) / ((1.0 - alpha_p) * (t_p + 1.0))
 
+    @property
+    def eta(self) -> float:
+        """The learning rate, or NaN for an algorithm without one."""
+        return float(self.params["eta"]) if "eta" in self.params else math.nan
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able facts: ``{"eta": {"selected": eta, "loss": loss}}`` for an algorithm with a
+        learning rate, nothing otherwise; subclasses add their own (see the sketches)."""
+        if "eta" not in self.params:
+            return {}
+        return {"eta": {"selected": self.eta, "loss": self.params.get("loss")}}
+
     def weights(self) -> np.ndarray:
         """The weight vector ``mu`` (length ``dim``; the intercept weight last)."""
         return np.array(self._arrays["w"], dtype=np.float64)
@@ -302,23 +422,28 @@ class Learner:
     def to_state(self, copy: bool = True) -> dict[str, Any]:
         """The whole numeric state: copies of the arrays plus identifying scalars.
 
-        ``copy=False`` hands out the live arrays instead, for a caller that encodes them before
-        anything else can learn (a checkpoint of a large model then costs no memory copy)."""
-        state: dict[str, Any] = {
-            "format": STATE_FORMAT,
-            "algorithm": self.algorithm,
-            "n_features": self.n_features,
-            "dim": self.dim,
-        }
-        state.update({name: arr.copy() if copy else arr for name, arr in self._arrays.items()})
-        return state
+        ``copy=False`` gives read-only views of the live arrays without the guard of
+        :meth:`borrowed_state`; it remains for callers written before ``borrowed_state``."""
+        return self._state_dict(np.copy if copy else read_only)
+
+    @contextlib.contextmanager
+    def borrowed_state(self) -> Iterator[dict[str, Any]]:
+        """``to_state()`` without the copies: read-only views of the live arrays, valid inside
+        the ``with`` block, during which ``learn``, ``run`` and ``load_state`` raise
+        :class:`StateBorrowed`. Borrows nest."""
+        self._borrows += 1
+        try:
+            yield self._state_dict(read_only)
+        finally:
+            self._borrows -= 1
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Replace the state with ``state`` (from ``to_state`` of the same configuration).
 
-        Every array is checked for name, dtype and shape before anything changes, so a
-        rejected state leaves the learner as it was.
+        ``format``, ``algorithm``, the dimensions and every array (name, dtype, shape) are
+        checked before anything changes, so a rejected state leaves the learner as it was.
         """
+        self._refuse_if_borrowed()
         for key, expected in (
             ("format", STATE_FORMAT), ("algorithm", self.algorithm),
             ("n_features", self.n_features), ("dim", self.dim),
@@ -326,7 +451,7 @@ class Learner:
             if state.get(key) != expected:
                 raise InvalidInput("state", f"{key} is {state.get(key)!r}, expected {expected!r}")
         fresh: dict[str, np.ndarray] = {}
-        for name, current in self._arrays.items():
+        for name, current in self._state_templates(state).items():
             if name not in state:
                 raise InvalidInput("state", f"missing array {name!r}")
             arr = np.asarray(state[name])
@@ -345,26 +470,50 @@ class Learner:
     def state_nbytes(self) -> int:
         return sum(int(a.nbytes) for a in self._arrays.values())
 
+    def migrate(self, migration: FeatureMigration) -> OnlineLearner:
+        """This learner carried onto a new feature schema (:mod:`service.learners.migration`); the
+        learner itself is left as it was."""
+        return migrate(self, migration)
+
+    def _state_templates(self, state: Mapping[str, Any]) -> Mapping[str, np.ndarray]:
+        """The arrays ``load_state`` takes, each with the dtype and shape it must have: the current
+        ones (a learner whose shapes depend on its state, OPID, derives them from ``state``)."""
+        return self._arrays
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}(n_features={self.n_features}, {shown})"
 
     # --- internals -----------------------------------------------------------------------
 
+    def _state_dict(self, share: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any]:
+        state: dict[str, Any] = {
+            "format": STATE_FORMAT,
+            "algorithm": self.algorithm,
+            "n_features": self.n_features,
+            "dim": self.dim,
+        }
+        state.update({name: share(arr) for name, arr in self._arrays.items()})
+        return state
+
+    def _refuse_if_borrowed(self) -> None:
+        if self._borrows:
+            raise StateBorrowed(f"the state of this {self.algorithm} learner is borrowed (borrowed_state)")
+
     def _fresh_state(self) -> dict[str, np.ndarray]:
         arrays = {"counts": np.zeros(2, dtype=np.int64)}  # [t_p, t_n], read by the driver
         arrays.update(self._init_arrays())
         return arrays
 
-    def _make_rho_cfg(self) -> np.ndarray:
+    def _make_rho_cfg(self) -> RhoConfig:
         rho = self.params.get("rho", 1.0)
-        alpha_p = self.params.get("alpha_p", 0.5)
+        alpha_p = float(self.params.get("alpha_p", 0.5))
         if rho == "laplace":
-            return np.array([driver.RHO_LAPLACE, np.nan, alpha_p])
-        return np.array([driver.RHO_FIXED, float(rho), alpha_p])
+            return RhoConfig(int(RhoMode.LAPLACE), math.nan, alpha_p)
+        return RhoConfig(int(RhoMode.FIXED), float(rho), alpha_p)
 
     def _vector(self, x: Any) -> SparseVector:
-        vector = canonical(x, self.n_features)
+        vector = canonical(x, self.n_features, keep_zeros=self.needs_presence)
         if self.params["fit_intercept"]:
             vector = with_intercept(vector, self.n_features, self.params["intercept_value"])
         return vector
@@ -393,3 +542,16 @@ class Learner:
         if isinstance(y, bool | np.bool_) or y not in (-1, 1):
             raise InvalidInput("y", f"must be -1 or +1, got {y!r}")
         return int(y)
+
+
+def register(classes: Iterable[type[Learner]]) -> dict[str, type[Learner]]:
+    """Bind each class's ``kernels`` to its ``state_type`` in the driver; returns the
+    registry ``{algorithm: class}``. Names and state types must be unique."""
+    registry: dict[str, type[Learner]] = {}
+    for cls in classes:
+        if cls.algorithm in registry:
+            raise ValueError(f"two learners are called {cls.algorithm!r}")
+        score_fn, update_fn = cls.kernels
+        driver.register(cls.state_type, cls.params_type, score_fn, update_fn)
+        registry[cls.algorithm] = cls
+    return registry

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..jit_cache import kernel
 from .base import positive_int
 from .errors import InvalidParameter
-from .jit import kernel
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
 memory_budget = positive_int("memory_budget")

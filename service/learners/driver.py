@@ -1,53 +1,104 @@
 """The one loop every learner runs through, compiled with numba.
 
-An algorithm is a state type (a ``namedtuple`` of numpy arrays, mutated in place) and two
-kernels registered for it with :func:`register`:
+An algorithm is three typed records and two kernels (the recipe is in
+:mod:`service.learners.base`):
 
+- its *state*, a ``NamedTuple`` of numpy arrays (``counts`` first, then ``w``);
+- its *params*, a ``NamedTuple`` of typed scalars (floats and ints; an enumeration such as
+  :class:`~service.learners.losses.Loss` is held as its ``int``), or :class:`NoParams`;
 - ``score(st, idx, val) -> float``: ``mu . x`` for the canonical sparse ``x``;
-- ``update(st, hp, idx, val, y, score, rho) -> (loss, updated)``: one online step, with
-  ``hp`` the algorithm's float64 hyper-parameter vector.
+- ``update(st, p, idx, val, y, score, rho) -> (loss, updated)``: one online step.
+
+An update is, mathematically, a function ``(state, params, x, y, score, rho) -> state'`` (that
+is how :mod:`service.learners.reference` writes every algorithm, on dense vectors). The kernel
+computes the same ``state'`` but writes it over ``state``'s arrays in place, so a step costs
+no allocation of the model's size; who may see those arrays while that happens is settled by
+:meth:`service.learners.base.Learner.borrowed_state`.
 
 The driver owns what is common to all of them (LIBOL's ``ol_train`` loop, LIBSOL's base
 model): the bias ``rho``, fixed or the Laplace estimate
-``rho_t = alpha_p (t_n + 1) / (alpha_n (t_p + 1))`` from the labels *before* this one, and
-the per-class label counts ``st.counts = [t_p, t_n]`` that estimate needs. ``learn_one``
-serves single calls and ``learn_stream`` whole data sets; the stream loop runs the very
-same :func:`step`, so both paths give bit-identical results.
+``rho_t = alpha_p (t_n + 1) / (alpha_n (t_p + 1))`` from the labels *before* this one (a
+:class:`RhoConfig`), and the per-class label counts ``st.counts = [t_p, t_n]`` that estimate
+needs. ``learn_one`` serves single calls and ``learn_stream`` whole data sets; the stream loop
+runs the very same :func:`step`, so both paths give bit-identical results.
 
 The kernels are chosen at compile time from the state's type, so each algorithm gets its
-own specialised, inlined and cached machine code.
-
-``rho_cfg`` is ``[mode, rho_fixed, alpha_p]`` with mode 0 (fixed) or 1 (Laplace).
+own specialised, inlined and cached machine code; numba compiles a named tuple of mixed
+scalar types into a plain struct passed by value. Records hold enumerations as plain ints
+(``int(RhoMode.LAPLACE)``) and kernels compare them with the members: numba would type an
+``IntEnum`` argument in about 30 us a call, longer than a whole ``learn``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from enum import IntEnum
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba.extending import overload
 
-from .jit import kernel
-
-RHO_FIXED = 0.0
-RHO_LAPLACE = 1.0
-
-_KERNELS: dict[type, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+from ..jit_cache import kernel
 
 
-def register(state_type: type, score_fn: Callable[..., Any], update_fn: Callable[..., Any]) -> None:
-    """Declare the kernels of the algorithm whose state is ``state_type``."""
-    _KERNELS[state_type] = (score_fn, update_fn)
+class RhoMode(IntEnum):
+    """Where the bias ``rho`` comes from."""
+
+    FIXED = 0
+    LAPLACE = 1
+
+
+class RhoConfig(NamedTuple):
+    """The bias configuration every cost-sensitive step reads.
+
+    ``mode`` (a :class:`RhoMode`, as an int) FIXED uses ``fixed``; LAPLACE uses
+    ``alpha_p (t_n + 1) / (alpha_n (t_p + 1))`` with ``alpha_n = 1 - alpha_p`` (``fixed`` is
+    then NaN)."""
+
+    mode: int
+    fixed: float
+    alpha_p: float
+
+
+class NoParams(NamedTuple):
+    """The params record of an update that reads no hyper-parameter (the perceptron, ...)."""
+
+
+class Kernels(NamedTuple):
+    """What :func:`register` records for one state type."""
+
+    params_type: type
+    score: Callable[..., Any]
+    update: Callable[..., Any]
+
+
+_KERNELS: dict[type, Kernels] = {}
+
+
+def register(
+    state_type: type, params_type: type, score_fn: Callable[..., Any], update_fn: Callable[..., Any]
+) -> None:
+    """Declare the kernels of the algorithm whose state is ``state_type`` (one algorithm per
+    state type: the type is what picks the kernels at compile time)."""
+    entry = Kernels(params_type, score_fn, update_fn)
+    if _KERNELS.setdefault(state_type, entry) != entry:
+        raise ValueError(
+            f"{state_type.__name__} already has other kernels: give each algorithm its own state type"
+        )
+
+
+def registered(state_type: type) -> Kernels | None:
+    """The kernels registered for ``state_type``, if any."""
+    return _KERNELS.get(state_type)
 
 
 @kernel
-def current_rho(rho_cfg: np.ndarray, counts: np.ndarray) -> float:
+def current_rho(rho_cfg: RhoConfig, counts: np.ndarray) -> float:
     """The bias in use for the next label."""
-    if rho_cfg[0] == RHO_LAPLACE:
-        alpha_p = rho_cfg[2]
+    if rho_cfg.mode == RhoMode.LAPLACE:
+        alpha_p = rho_cfg.alpha_p
         return alpha_p * (counts[1] + 1.0) / ((1.0 - alpha_p) * (counts[0] + 1.0))
-    return rho_cfg[1]
+    return rho_cfg.fixed
 
 
 @kernel
@@ -73,7 +124,7 @@ def score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
     raise NotImplementedError
 
 
-def step(st: Any, hp: np.ndarray, rho_cfg: np.ndarray, idx: np.ndarray, val: np.ndarray,
+def step(st: Any, p: Any, rho_cfg: RhoConfig, idx: np.ndarray, val: np.ndarray,
          y: int) -> tuple[float, float, bool, float]:  # fmt: skip
     """Score, then learn; ``(score, loss, updated, rho)`` (callable from jitted code only)."""
     raise NotImplementedError
@@ -81,7 +132,7 @@ def step(st: Any, hp: np.ndarray, rho_cfg: np.ndarray, idx: np.ndarray, val: np.
 
 @overload(score)
 def _score_impl(st: Any, idx: Any, val: Any) -> Callable[..., float]:
-    score_fn, _ = _KERNELS[st.instance_class]
+    score_fn = _KERNELS[st.instance_class].score
 
     def impl(st: Any, idx: Any, val: Any) -> float:
         return score_fn(st, idx, val)
@@ -90,14 +141,14 @@ def _score_impl(st: Any, idx: Any, val: Any) -> Callable[..., float]:
 
 
 @overload(step)
-def _step_impl(st: Any, hp: Any, rho_cfg: Any, idx: Any, val: Any, y: Any) -> Callable[..., Any]:
-    score_fn, update_fn = _KERNELS[st.instance_class]
+def _step_impl(st: Any, p: Any, rho_cfg: Any, idx: Any, val: Any, y: Any) -> Callable[..., Any]:
+    _, score_fn, update_fn = _KERNELS[st.instance_class]
 
     # numba requires the implementation's parameters to match the overload's exactly.
-    def impl(st: Any, hp: Any, rho_cfg: Any, idx: Any, val: Any, y: Any) -> tuple[float, float, bool, float]:
+    def impl(st: Any, p: Any, rho_cfg: Any, idx: Any, val: Any, y: Any) -> tuple[float, float, bool, float]:
         s = score_fn(st, idx, val)
         rho = current_rho(rho_cfg, st.counts)
-        loss, updated = update_fn(st, hp, idx, val, y, s, rho)
+        loss, updated = update_fn(st, p, idx, val, y, s, rho)
         if y > 0:
             st.counts[0] += 1
         else:
@@ -113,19 +164,19 @@ def score_one(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
 
 
 @kernel
-def learn_one(st: Any, hp: np.ndarray, rho_cfg: np.ndarray, idx: np.ndarray, val: np.ndarray,
+def learn_one(st: Any, p: Any, rho_cfg: RhoConfig, idx: np.ndarray, val: np.ndarray,
               y: int) -> tuple[float, float, bool, float]:  # fmt: skip
-    return step(st, hp, rho_cfg, idx, val, y)
+    return step(st, p, rho_cfg, idx, val, y)
 
 
 @kernel
-def learn_stream(st: Any, hp: np.ndarray, rho_cfg: np.ndarray, indptr: np.ndarray,
+def learn_stream(st: Any, p: Any, rho_cfg: RhoConfig, indptr: np.ndarray,
                  indices: np.ndarray, data: np.ndarray, ys: np.ndarray, scores: np.ndarray,
                  updated: np.ndarray) -> None:  # fmt: skip
     """Progressive validation over CSR rows: ``scores[i]`` is ``mu . x_i`` before learning row i."""
     for i in range(ys.shape[0]):
         a = indptr[i]
         b = indptr[i + 1]
-        s, _, upd, _ = step(st, hp, rho_cfg, indices[a:b], data[a:b], ys[i])
+        s, _, upd, _ = step(st, p, rho_cfg, indices[a:b], data[a:b], ys[i])
         scores[i] = s
         updated[i] = upd

@@ -30,15 +30,17 @@ checkpoint exactly: the state holds every member.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
-from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo
+from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
-from .errors import InvalidInput, InvalidParameter
+from .errors import InvalidInput, InvalidParameter, StateBorrowed
+from .migration import FeatureMigration, migrate
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 Objective = Literal["sum", "cost"]
@@ -137,6 +139,7 @@ class EtaGrid:
         self._recent = np.zeros((window, k, 4), dtype=np.int8)  # ring of per-label increments
         self._cursor = np.zeros(2, dtype=np.int64)  # [next slot, labels seen]
         self._leader: int | None = None  # cache of leader(); None once the counts change
+        self._borrows = 0
 
     # --- selection ------------------------------------------------------------------------
 
@@ -157,6 +160,14 @@ class EtaGrid:
         """The loss in use (None for an algorithm without one)."""
         return self.configs[self.leader()][0]
 
+    def describe(self) -> dict[str, Any]:
+        """``{"eta": {"selected", "loss", "leader", "members"}}``: the rate and loss in use, the
+        leading member's index and every member's loss, eta and objectives
+        (:meth:`member_objectives`), plus the leader's own facts (its ``"sketch"``, say)."""
+        leader = self.leader()
+        eta = {"selected": self.eta, "loss": self.loss, "leader": leader, "members": self.member_objectives()}
+        return {**self.members[leader].describe(), "eta": eta}
+
     def member_objectives(self) -> list[dict[str, Any]]:
         """Each member's loss, eta and running objective (all-time and over the window)."""
         all_time = objective_values(self._counts, self.objective, self.alpha_p, self.c_p)
@@ -176,6 +187,7 @@ class EtaGrid:
         return 1 if self.score(x) >= 0.0 else -1
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
+        self._refuse_if_borrowed()
         chosen = self.leader()
         vector, label = self.members[0].checked(x, y)  # once for all: members share the input form
         infos = [m.learn_checked(vector, label) for m in self.members]
@@ -202,6 +214,7 @@ class EtaGrid:
         The members are independent, so each runs its whole stream at native speed; the
         leader before every row then follows from cumulative counts.
         """
+        self._refuse_if_borrowed()
         results = [m.run(X, y) for m in self.members]
         labels = np.asarray(y).astype(np.int64)
         n, k = labels.shape[0], len(results)
@@ -226,8 +239,8 @@ class EtaGrid:
         return StreamResult(scores, updated)
 
     def _record_many(self, steps: np.ndarray) -> None:
-        self._leader = None
         """What ``_record`` does for each row of ``steps``, in one go (same resulting state)."""
+        self._leader = None
         n = steps.shape[0]
         start = int(self._cursor[0])
         self._counts += steps.sum(axis=0, dtype=np.int64)
@@ -256,23 +269,59 @@ class EtaGrid:
     def weights(self) -> np.ndarray:
         return self.members[self.leader()].weights()
 
+    def migrate(self, migration: FeatureMigration) -> EtaGrid:
+        """Every member carried onto the new schema; the track records and the leader carry on."""
+        grid: EtaGrid = migrate(self, migration)
+        return grid
+
     def state_nbytes(self) -> int:
         return sum(m.state_nbytes() for m in self.members) + self._recent.nbytes
 
     def to_state(self, copy: bool = True) -> dict[str, Any]:
+        """Every member's state (``members``, by index) and the selection's counts; copies, or
+        unguarded read-only views with ``copy=False`` (see :meth:`Learner.to_state`)."""
+        return self._state_dict(
+            np.copy if copy else read_only, {str(k): m.to_state(copy) for k, m in enumerate(self.members)}
+        )
+
+    @contextlib.contextmanager
+    def borrowed_state(self) -> Iterator[dict[str, Any]]:
+        """:meth:`to_state` as read-only views, every member borrowed too: while the block
+        lasts, ``learn``, ``run`` and ``load_state`` raise :class:`StateBorrowed`."""
+        with contextlib.ExitStack() as stack:
+            members = {str(k): stack.enter_context(m.borrowed_state()) for k, m in enumerate(self.members)}
+            self._borrows += 1
+            try:
+                yield self._state_dict(read_only, members)
+            finally:
+                self._borrows -= 1
+
+    def _state_dict(
+        self, share: Callable[[np.ndarray], np.ndarray], members: dict[str, Any]
+    ) -> dict[str, Any]:
         return {
             "format": STATE_FORMAT,
             "algorithm": self.algorithm,
             "n_features": self.n_features,
-            "grid": np.array(self.grid),
+            "grid": share(np.array(self.grid)),
             "losses": list(self.losses or []),
-            "member_counts": self._counts.copy(),
-            "recent": self._recent.copy(),
-            "cursor": self._cursor.copy(),
-            "members": {str(k): m.to_state(copy) for k, m in enumerate(self.members)},
+            "member_counts": share(self._counts),
+            "recent": share(self._recent),
+            "cursor": share(self._cursor),
+            "members": members,
         }
 
+    def _refuse_if_borrowed(self) -> None:
+        if self._borrows:
+            raise StateBorrowed(f"the state of this {self.algorithm} ensemble is borrowed (borrowed_state)")
+
     def load_state(self, state: Mapping[str, Any]) -> None:
+        """Replace every member's state and the selection's counts; everything is checked
+        (``format``, algorithm, dimension, grid, losses, members, array shapes) before anything
+        changes."""
+        self._refuse_if_borrowed()
+        if state.get("format") != STATE_FORMAT:
+            raise InvalidInput("state", f"format is {state.get('format')!r}, expected {STATE_FORMAT!r}")
         if state.get("algorithm") != self.algorithm or state.get("n_features") != self.n_features:
             raise InvalidInput("state", f"is for {state.get('algorithm')!r}, expected {self.algorithm!r}")
         if not np.array_equal(np.asarray(state.get("grid")), np.array(self.grid)):
@@ -290,9 +339,14 @@ class EtaGrid:
         arrays = {}
         for key, current in checks.items():
             arr = np.asarray(state.get(key))
-            if arr.shape != current.shape:
-                raise InvalidInput("state", f"{key!r} has shape {arr.shape}, expected {current.shape}")
-            arrays[key] = arr.astype(current.dtype, copy=True)
+            if arr.dtype != current.dtype or arr.shape != current.shape:
+                raise InvalidInput(
+                    "state", f"{key!r} has {arr.dtype}{arr.shape}, expected {current.dtype}{current.shape}"
+                )
+            arrays[key] = np.array(arr, copy=True, order="C")
+        extra = set(state) - set(checks) - {"format", "algorithm", "n_features", "grid", "losses", "members"}
+        if extra:
+            raise InvalidInput("state", f"unexpected entries {sorted(extra)}")
         clones = [type(m)(m.n_features, **m.params) for m in self.members]
         for clone, k in zip(clones, range(len(clones)), strict=True):
             clone.load_state(members[str(k)])  # validates before anything is replaced

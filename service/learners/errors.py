@@ -1,4 +1,8 @@
-"""Errors the learners raise. Both are ``ValueError`` so callers may catch either."""
+"""Errors the learners raise.
+
+:class:`InvalidParameter` and :class:`InvalidInput` are ``ValueError`` (bad configuration or
+bad data: the caller's to report); :class:`StateBorrowed` is a ``RuntimeError`` (a bug in the
+code that holds the learner)."""
 
 from __future__ import annotations
 
@@ -19,3 +23,9 @@ class InvalidInput(ValueError):
         super().__init__(f"{field}: {problem}")
         self.field = field
         self.problem = problem
+
+
+class StateBorrowed(RuntimeError):
+    """A learner was asked to change its state while :meth:`borrowed_state` lends it out.
+
+    A programming error, never the client's: the holder of the borrow must finish first."""

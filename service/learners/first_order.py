@@ -18,15 +18,14 @@ ROMMA       on a mistake, the minimum-norm ``w`` with ``w.w_old >= ||w_old||^2``
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from . import driver
+from ..jit_cache import kernel
 from .base import Learner, loss_kind, positive
-from .driver import sparse_dot, sparse_sq_norm
-from .jit import kernel
-from .losses import cost_sensitive_loss, loss_code
+from .driver import NoParams, sparse_dot, sparse_sq_norm
+from .losses import Loss, cost_sensitive_loss
 
 # One state type per algorithm: the driver picks the kernels by the state's type.
 PerceptronState = namedtuple("PerceptronState", ["counts", "w"])
@@ -35,6 +34,15 @@ PAUMState = namedtuple("PAUMState", ["counts", "w"])
 CPAPBState = namedtuple("CPAPBState", ["counts", "w"])
 COGState = namedtuple("COGState", ["counts", "w"])
 ROMMAState = namedtuple("ROMMAState", ["counts", "w", "scale_norm"])
+
+
+class PA1Params(NamedTuple):
+    C: float  # the aggressiveness cap on tau
+
+
+class COGParams(NamedTuple):
+    eta: float  # the paper's lambda
+    loss: int  # a Loss
 
 
 @kernel
@@ -50,7 +58,7 @@ def add_scaled(w: np.ndarray, idx: np.ndarray, val: np.ndarray, coef: float) -> 
 
 
 @kernel
-def perceptron_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def perceptron_update(st: Any, p: NoParams, idx: np.ndarray, val: np.ndarray, y: int,
                       score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
     if (1 if score >= 0.0 else -1) == y:
         return 0.0, False
@@ -59,19 +67,19 @@ def perceptron_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray,
 
 
 @kernel
-def pa1_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def pa1_update(st: Any, p: PA1Params, idx: np.ndarray, val: np.ndarray, y: int,
                score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
     loss = max(0.0, 1.0 - y * score)
     xx = sparse_sq_norm(val)
     if loss <= 0.0 or xx == 0.0:
         return loss, False
-    tau = min(hp[0], loss / xx)
+    tau = min(p.C, loss / xx)
     add_scaled(st.w, idx, val, tau * y)
     return loss, True
 
 
 @kernel
-def paum_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def paum_update(st: Any, p: NoParams, idx: np.ndarray, val: np.ndarray, y: int,
                 score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
     tau_y = rho if y > 0 else 1.0
     if y * score > tau_y:
@@ -81,7 +89,7 @@ def paum_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: in
 
 
 @kernel
-def cpapb_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def cpapb_update(st: Any, p: NoParams, idx: np.ndarray, val: np.ndarray, y: int,
                  score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
     if (1 if score >= 0.0 else -1) == y:
         return 0.0, False
@@ -95,13 +103,12 @@ def cpapb_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: i
 
 
 @kernel
-def cog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def cog_update(st: Any, p: COGParams, idx: np.ndarray, val: np.ndarray, y: int,
                score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
-    eta, kind = hp[0], hp[1]
-    loss, c = cost_sensitive_loss(kind, y, score, rho)
+    loss, c = cost_sensitive_loss(p.loss, y, score, rho)
     if loss <= 0.0:
         return loss, False
-    add_scaled(st.w, idx, val, eta * c * y)
+    add_scaled(st.w, idx, val, p.eta * c * y)
     return loss, True
 
 
@@ -114,6 +121,7 @@ class Perceptron(Learner):
     algorithm = "perceptron"
     cost_sensitive = False
     state_type = PerceptronState
+    kernels = (linear_score, perceptron_update)
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim)}
@@ -129,9 +137,11 @@ class PA1(Learner):
     cost_sensitive = False
     own_params: ClassVar = {"C": (1.0, positive("C"))}
     state_type = PA1State
+    params_type = PA1Params
+    kernels = (linear_score, pa1_update)
 
-    def _hyper(self) -> list[float]:
-        return [self.params["C"]]
+    def kernel_params(self) -> PA1Params:
+        return PA1Params(C=float(self.params["C"]))
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim)}
@@ -146,6 +156,7 @@ class PAUM(Learner):
 
     algorithm = "paum"
     state_type = PAUMState
+    kernels = (linear_score, paum_update)
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim)}
@@ -160,6 +171,7 @@ class CPAPB(Learner):
 
     algorithm = "cpapb"
     state_type = CPAPBState
+    kernels = (linear_score, cpapb_update)
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim)}
@@ -176,9 +188,11 @@ class COG(Learner):
     algorithm = "cog"
     own_params: ClassVar = {"eta": (1.0, positive("eta")), "loss": ("II", loss_kind)}
     state_type = COGState
+    params_type = COGParams
+    kernels = (linear_score, cog_update)
 
-    def _hyper(self) -> list[float]:
-        return [self.params["eta"], loss_code(self.params["loss"])]
+    def kernel_params(self) -> COGParams:
+        return COGParams(eta=float(self.params["eta"]), loss=int(Loss[self.params["loss"]]))
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim)}
@@ -197,7 +211,7 @@ def romma_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
 
 
 @kernel
-def romma_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def romma_update(st: Any, p: NoParams, idx: np.ndarray, val: np.ndarray, y: int,
                  score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
     if (1 if score >= 0.0 else -1) == y:
         return 0.0, False
@@ -212,12 +226,12 @@ def romma_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: i
         add_scaled(v, idx, val, y / xx)
         aux[1] = 1.0 / xx
         return 1.0, True
-    p = score
-    den = xx * ww - p * p
+    wx = score  # the docstring's p = w.x
+    den = xx * ww - wx * wx
     if den <= 0.0:  # x parallel to w: the ROMMA step is undefined
         return 1.0, False
-    c = (xx * ww - y * p) / den
-    d = ww * (y - p) / den
+    c = (xx * ww - y * wx) / den
+    d = ww * (y - wx) / den
     new_scale = c * aux[0]
     if new_scale == 0.0 or abs(new_scale) > _SCALE_LIMIT or abs(new_scale) < 1.0 / _SCALE_LIMIT:
         v *= aux[0]  # materialise w, then apply the step directly
@@ -227,7 +241,7 @@ def romma_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: i
     else:
         aux[0] = new_scale
         add_scaled(v, idx, val, d / new_scale)
-    aux[1] = c * c * ww + 2.0 * c * d * p + d * d * xx
+    aux[1] = c * c * ww + 2.0 * c * d * wx + d * d * xx
     return 1.0, True
 
 
@@ -242,17 +256,10 @@ class ROMMA(Learner):
     algorithm = "romma"
     cost_sensitive = False
     state_type = ROMMAState
+    kernels = (romma_score, romma_update)
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim), "scale_norm": np.array([1.0, 0.0])}
 
     def weights(self) -> np.ndarray:
         return self._arrays["w"] * self._arrays["scale_norm"][0]
-
-
-driver.register(PerceptronState, linear_score, perceptron_update)
-driver.register(PA1State, linear_score, pa1_update)
-driver.register(PAUMState, linear_score, paum_update)
-driver.register(CPAPBState, linear_score, cpapb_update)
-driver.register(COGState, linear_score, cog_update)
-driver.register(ROMMAState, romma_score, romma_update)

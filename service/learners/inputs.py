@@ -7,7 +7,10 @@ Every learner accepts
 - a 1-row scipy sparse matrix (CSR/CSC/COO, matrix or array flavour).
 
 All three become the same *canonical sparse vector*: int64 indices in strictly increasing
-order and the float64 values at them, with exact zeros removed. Because the kernels only
+order and the float64 values at them, with exact zeros removed. Learners that need to know
+which features are *present* (``needs_presence``) ask for ``keep_zeros=True``: then every
+entry of a dense vector, and every index a sparse pair or matrix stores, is kept, zeros
+included. Because the kernels only
 ever see this form, dense and sparse input give bit-identical results, and the cost of a
 call is O(nnz(x)) for sparse input (a dense array costs one O(d) scan to find its support).
 
@@ -21,28 +24,29 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..jit_cache import kernel
 from .errors import InvalidInput
-from .jit import kernel
 
 SparseVector = tuple[np.ndarray, np.ndarray]
 """``(indices, values)``: int64 strictly increasing, float64 non-zero."""
 
 
-def canonical(x: Any, n_features: int) -> SparseVector:
-    """Validate ``x`` and return it as a canonical sparse vector.
+def canonical(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
+    """Validate ``x`` and return it as a canonical sparse vector (explicit zeros kept with
+    ``keep_zeros``: the present features of ``x``).
 
     Raises :class:`InvalidInput` (a ``ValueError``) naming ``x`` and the problem: wrong
     length, NaN or inf, an index outside ``[0, n_features)``, a repeated index, a shape
     that is neither a vector nor one row.
     """
     if sp.issparse(x):
-        return _from_scipy(x, n_features)
+        return _from_scipy(x, n_features, keep_zeros)
     if isinstance(x, tuple) and len(x) == 2 and not np.isscalar(x[0]):
-        return _from_pair(x[0], x[1], n_features)
-    return _from_dense(x, n_features)
+        return _from_pair(x[0], x[1], n_features, keep_zeros)
+    return _from_dense(x, n_features, keep_zeros)
 
 
-def _from_dense(x: Any, n_features: int) -> SparseVector:
+def _from_dense(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError) as exc:
@@ -57,10 +61,12 @@ def _from_dense(x: Any, n_features: int) -> SparseVector:
     status, idx, val = dense_support(values)
     if status != OK:
         raise InvalidInput("x", "contains NaN or inf")
+    if keep_zeros:
+        return np.arange(n_features, dtype=np.int64), values.copy()
     return idx, val
 
 
-def _from_pair(indices: Any, values: Any, n_features: int) -> SparseVector:
+def _from_pair(indices: Any, values: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
     try:
         idx = np.asarray(indices)
         val = np.asarray(values)
@@ -77,11 +83,14 @@ def _from_pair(indices: Any, values: Any, n_features: int) -> SparseVector:
     if not _numeric(val):
         raise InvalidInput("x", f"must be numeric, got dtype {val.dtype}")
     return _checked(
-        np.ascontiguousarray(idx, dtype=np.int64), np.ascontiguousarray(val, dtype=np.float64), n_features
+        np.ascontiguousarray(idx, dtype=np.int64),
+        np.ascontiguousarray(val, dtype=np.float64),
+        n_features,
+        keep_zeros,
     )
 
 
-def _from_scipy(x: Any, n_features: int) -> SparseVector:
+def _from_scipy(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
     if x.ndim != 2 or x.shape[0] != 1:
         raise InvalidInput("x", f"a sparse matrix must have exactly one row, got shape {x.shape}")
     if x.shape[1] != n_features:
@@ -95,7 +104,7 @@ def _from_scipy(x: Any, n_features: int) -> SparseVector:
         order = np.argsort(idx, kind="stable")
         idx, first = np.unique(idx[order], return_index=True)
         val = np.add.reduceat(val[order], first)
-    return _checked(idx, val, n_features)
+    return _checked(idx, val, n_features, keep_zeros)
 
 
 def _numeric(arr: np.ndarray) -> bool:
@@ -107,8 +116,8 @@ def _numeric(arr: np.ndarray) -> bool:
 OK, NOT_FINITE, OUT_OF_RANGE, REPEATED = 0, 1, 2, 3
 
 
-def _checked(idx: np.ndarray, val: np.ndarray, n_features: int) -> SparseVector:
-    status, out_idx, out_val, bad = sorted_support(idx, val, n_features)
+def _checked(idx: np.ndarray, val: np.ndarray, n_features: int, keep_zeros: bool = False) -> SparseVector:
+    status, out_idx, out_val, bad = sorted_support(idx, val, n_features, keep_zeros)
     if status == NOT_FINITE:
         raise InvalidInput("x", "contains NaN or inf")
     if status == OUT_OF_RANGE:
@@ -139,9 +148,10 @@ def dense_support(values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
 
 @kernel
 def sorted_support(
-    idx: np.ndarray, val: np.ndarray, n_features: int
+    idx: np.ndarray, val: np.ndarray, n_features: int, keep_zeros: bool
 ) -> tuple[int, np.ndarray, np.ndarray, int]:
-    """Check a sparse pair and return it sorted by index with zeros dropped (fresh arrays).
+    """Check a sparse pair and return it sorted by index with zeros dropped, unless
+    ``keep_zeros`` (fresh arrays).
 
     ``(status, indices, values, offending index)``: NaN/inf, an index outside
     ``[0, n_features)`` or a repeated index give a non-zero status.
@@ -160,13 +170,13 @@ def sorted_support(
     for k in range(n):
         if k and idx[order[k]] == idx[order[k - 1]]:
             return REPEATED, idx[:0].copy(), val[:0].copy(), idx[order[k]]
-        kept += val[order[k]] != 0.0
+        kept += keep_zeros or val[order[k]] != 0.0
     out_idx = np.empty(kept, np.int64)
     out_val = np.empty(kept, np.float64)
     j = 0
     for k in range(n):
         v = val[order[k]]
-        if v != 0.0:
+        if keep_zeros or v != 0.0:
             out_idx[j] = idx[order[k]]
             out_val[j] = v
             j += 1

@@ -40,17 +40,16 @@ rows in order, positive norms; a row whose norm vanishes is set to zero (dropped
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from . import driver
-from .acog import SECOND_ORDER_PARAMS
+from ..jit_cache import kernel
+from .acog import SECOND_ORDER_PARAMS, ACOGParams, second_order_params
 from .base import Learner, positive_int
 from .driver import sparse_dot
 from .errors import InvalidParameter
-from .jit import kernel
-from .losses import cost_sensitive_loss, loss_code
+from .losses import cost_sensitive_loss
 
 # ---------------------------------------------------------------- Gram-Schmidt, twice
 
@@ -122,25 +121,25 @@ def sacog_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
 
 
 @kernel
-def sacog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def sacog_update(st: Any, p: ACOGParams, idx: np.ndarray, val: np.ndarray, y: int,
                  score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
-    eta, gamma, kind = hp[0], hp[1], hp[2]
+    eta, gamma = p.eta, p.gamma
     mu, V, lam, tt = st.w, st.V, st.lam, st.t
     m = V.shape[0]
-    loss, c = cost_sensitive_loss(kind, y, score, rho)
+    loss, c = cost_sensitive_loss(p.loss, y, score, rho)
 
     xh = val / np.sqrt(gamma)
     tt[0] += 1
     t = float(tt[0])
     step = 1.0 / t
-    p = np.zeros(m)
+    pv = np.zeros(m)
     for a in range(m):
         for k in range(idx.shape[0]):
-            p[a] += V[a, idx[k]] * xh[k]
+            pv[a] += V[a, idx[k]] * xh[k]
     for a in range(m):
-        lam[a] = (1.0 - step) * lam[a] + step * p[a] * p[a]
+        lam[a] = (1.0 - step) * lam[a] + step * pv[a] * pv[a]
         for k in range(idx.shape[0]):
-            V[a, idx[k]] += step * p[a] * xh[k]
+            V[a, idx[k]] += step * pv[a] * xh[k]
     orthonormalise_rows(V)
 
     if loss <= 0.0:
@@ -164,6 +163,15 @@ def sacog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: i
 # clock = [t, rounds since the last re-materialisation].
 
 SSACOGState = namedtuple("SSACOGState", ["counts", "w", "ZT", "F", "K", "b", "lam", "clock"])
+
+
+class SSACOGParams(NamedTuple):
+    """:class:`~service.learners.acog.ACOGParams` and the re-materialisation period."""
+
+    eta: float
+    gamma: float
+    loss: int  # a Loss
+    remat_every: int  # rounds between re-materialisations
 
 
 @kernel
@@ -216,12 +224,12 @@ def rematerialise(st: Any) -> bool:
 
 
 @kernel
-def ssacog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def ssacog_update(st: Any, p: SSACOGParams, idx: np.ndarray, val: np.ndarray, y: int,
                   score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
-    eta, gamma, kind, remat_every = hp[0], hp[1], hp[2], hp[3]
+    eta, gamma, remat_every = p.eta, p.gamma, p.remat_every
     w, ZT, F, K, b, lam, clock = st.w, st.ZT, st.F, st.K, st.b, st.lam, st.clock
     m = F.shape[0]
-    loss, c = cost_sensitive_loss(kind, y, score, rho)
+    loss, c = cost_sensitive_loss(p.loss, y, score, rho)
     sqrt_gamma = np.sqrt(gamma)
 
     zx = np.empty(m)
@@ -235,10 +243,10 @@ def ssacog_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: 
     step = 1.0 / t
     delta = np.empty(m)
     for a in range(m):
-        p = 0.0  # p = F zx = V_old xh
+        pa = 0.0  # p = F zx = V_old xh
         for j in range(m):
-            p += F[a, j] * zx[j]
-        lam[a] = (1.0 - step) * lam[a] + step * p * p
+            pa += F[a, j] * zx[j]
+        lam[a] = (1.0 - step) * lam[a] + step * pa * pa
         delta[a] = step * zx[a]
     for a in range(m):  # K <- K + zx delta^T + delta zx^T + (xh.xh) delta delta^T, exactly symmetric
         for j in range(m):
@@ -296,9 +304,6 @@ class _Sketched(Learner):
         if m > self.dim:
             raise InvalidParameter("sketch_size", f"must be <= the dimension ({self.dim}), got {m}")
 
-    def _hyper(self) -> list[float]:
-        return [self.params["eta"], self.params["gamma"], loss_code(self.params["loss"])]
-
     def _initial_directions(self) -> np.ndarray:
         """``e_1 .. e_m`` as rows (the [decision]: deterministic initial directions)."""
         return np.eye(self.params["sketch_size"], self.dim)
@@ -309,6 +314,18 @@ class SACOG(_Sketched):
 
     algorithm = "sacog"
     state_type = SACOGState
+    params_type = ACOGParams
+    kernels = (sacog_score, sacog_update)
+
+    def kernel_params(self) -> ACOGParams:
+        return second_order_params(self.params)
+
+    def describe(self) -> dict[str, Any]:
+        sketch = {"size": self.params["sketch_size"], "rounds": int(self._arrays["t"][0])}
+        return {
+            **super().describe(),
+            "sketch": {**sketch, "eigenvalue_estimates": self._arrays["lam"].tolist()},
+        }
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         m = self.params["sketch_size"]
@@ -327,12 +344,25 @@ class SSACOG(_Sketched):
     algorithm = "ssacog"
     own_params: ClassVar = {**_Sketched.own_params, "remat_every": ("auto", remat_period)}
     state_type = SSACOGState
+    params_type = SSACOGParams
+    kernels = (ssacog_score, ssacog_update)
 
-    def _hyper(self) -> list[float]:
+    def kernel_params(self) -> SSACOGParams:
         period = self.params["remat_every"]
         if period == "auto":
             period = max(10_000, self.dim // 10)
-        return [*super()._hyper(), float(period)]
+        return SSACOGParams(*second_order_params(self.params), remat_every=int(period))
+
+    def describe(self) -> dict[str, Any]:
+        rounds, since = (int(c) for c in self._arrays["clock"])
+        sketch = {
+            "size": self.params["sketch_size"],
+            "rounds": rounds,
+            "eigenvalue_estimates": self._arrays["lam"].tolist(),
+            "remat_every": self.kernel_params().remat_every,
+            "rounds_since_remat": since,
+        }
+        return {**super().describe(), "sketch": sketch}
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         m = self.params["sketch_size"]
@@ -349,7 +379,3 @@ class SSACOG(_Sketched):
     def weights(self) -> np.ndarray:
         """``mu = w + Z^T b`` (O(m d): for inspection, never on the hot path)."""
         return self._arrays["w"] + self._arrays["ZT"] @ self._arrays["b"]
-
-
-driver.register(SACOGState, sacog_score, sacog_update)
-driver.register(SSACOGState, ssacog_score, ssacog_update)

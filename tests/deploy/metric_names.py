@@ -69,6 +69,12 @@ CONTRACT: tuple[Metric, ...] = (
     Metric("acog_pending_predictions", "gauge", ("model",), "Predictions waiting for their label."),
     Metric("acog_checkpoint_age_seconds", "gauge", ("model",), "Seconds since the last durable checkpoint."),
     Metric("acog_eta_selected", "gauge", ("model",), "Learning rate chosen by the auto-eta ensemble."),
+    Metric(
+        "acog_features_registered",
+        "gauge",
+        ("model",),
+        "Feature names registered (named schemas), else n_features.",
+    ),
     Metric("acog_window_weighted_sum", "gauge", ("model", "window"), "Weighted sum over the last N labels."),
     Metric(
         "acog_window_weighted_cost", "gauge", ("model", "window"), "Weighted cost over the last N labels."
@@ -84,6 +90,12 @@ CONTRACT: tuple[Metric, ...] = (
     ),
     Metric("acog_update_duration_seconds", "histogram", ("model",), "Time to apply one learner update."),
     Metric("acog_label_delay_seconds", "histogram", ("model",), "Label time minus prediction time."),
+    Metric(
+        "acog_missing_features_ratio",
+        "histogram",
+        ("model",),
+        "Share of the model's registered features absent from each labelled example.",
+    ),
 )
 
 METRICS: dict[str, Metric] = {metric.name: metric for metric in CONTRACT}

@@ -25,7 +25,9 @@ def test_names_follow_prometheus_conventions() -> None:
         assert re.fullmatch(r"acog_[a-z][a-z0-9_]*", metric.name), metric.name
         assert metric.name.endswith("_total") == (metric.kind == "counter"), metric.name
         if metric.kind == "histogram":
-            assert metric.name.endswith("_seconds"), f"{metric.name}: histograms here measure seconds"
+            assert metric.name.endswith(("_seconds", "_ratio")), (
+                f"{metric.name}: histograms measure seconds or shares"
+            )
         if metric.kind != "gauge":
             assert not metric.name.endswith(HISTOGRAM_SUFFIXES), metric.name
     # a gauge may end in _sum (acog_weighted_sum) but must not collide with a histogram's series

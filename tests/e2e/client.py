@@ -1,8 +1,11 @@
-"""A thin client over the real service, plus the helpers every end-to-end module shares.
+"""Running services for the end-to-end suites, and the helpers their modules share.
 
-``Api`` wraps one :class:`ServiceProcess` with an ``httpx.Client``; ``snapshot`` captures what
-"no model state changed" means (the model's ``state`` from ``GET /models/{name}`` and the
-scores of a probe set), so a refused request can be checked to have changed nothing.
+Tests talk to a service through the SDK, ``Running.client`` (:class:`service.client.Client`),
+and through ``Running.client.http`` (its httpx client) for raw requests a client would never
+send. ``Api`` is the older assert-as-you-go wrapper, kept only for the modules not yet moved
+to the SDK (test_bad_inputs, test_labels, test_models and the hardening suite);
+``snapshot`` captures what "no model state changed" means (the model's ``state`` from
+``GET /models/{name}`` and the scores of a probe set).
 """
 
 from __future__ import annotations
@@ -12,23 +15,19 @@ import json
 import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 
-from service.learners.inputs import canonical
-from service.normalization import unit_l2
+from service.client import Client
 
+from ..support.model_state import comparable
 from ..support.private_redis import PrivateRedis
 from ..support.service_process import ServiceProcess
 
 Json = Any
-VOLATILE = ("applied_id", "checkpoint")
-"""Parts of a model's ``state`` that legitimately differ between two models fed the same
-stream: the log's stream ids (wall-clock based) and when a checkpoint was last written."""
 
 
 class Api:
@@ -117,16 +116,6 @@ class Api:
         return comparable(self.state(model)), self.scores(model, probe)
 
 
-def answer(prediction: Json) -> tuple[int, float, int]:
-    """What two equally-fed models must answer alike for one prediction (ids differ)."""
-    return prediction["label"], prediction["score"], prediction["model_version"]
-
-
-def comparable(state: Json) -> Json:
-    """A model's ``state`` without the parts that differ between two equally-fed models."""
-    return {k: v for k, v in state.items() if k not in VOLATILE}
-
-
 def detail_of(response: httpx.Response) -> list[Json]:
     """The ``detail`` list of a refusal (FastAPI's shape, which the service uses for every 4xx)."""
     assert response.headers["content-type"].startswith("application/json"), response.text
@@ -148,26 +137,25 @@ def assert_refused(response: httpx.Response, status: int, field: str, problem: s
     )
 
 
-def unit_vector(row: Sequence[float], n_features: int) -> tuple[np.ndarray, np.ndarray]:
-    """What the service scores for a dense row: its non-zeros, L2-normalised with the shared kernel."""
-    idx, val = canonical(np.asarray(row, dtype=np.float64), n_features)
-    return idx, unit_l2(val)
-
-
 # --- running the service ------------------------------------------------------------------------
 
 
 @dataclass
 class Running:
-    """A started service, its API client and the private Redis it uses (if any)."""
+    """A started service, its clients and the private Redis it uses (if any)."""
 
     service: ServiceProcess
     api: Api
     redis: PrivateRedis | None = None
+    client: Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.client = Client(self.service.url)
 
     def restart(self) -> None:
         """SIGTERM (clean shutdown: checkpoints), then start again on the same port and store."""
         self.api.close()  # no idle keep-alive connection for the graceful shutdown to wait for
+        self.client.close()
         code = self.service.stop()
         # uvicorn re-raises the signal once its shutdown is complete
         assert code in (0, -signal.SIGTERM), f"exit code {code}:\n{self.service.log()}"
@@ -175,6 +163,7 @@ class Running:
         assert "Finished server process" in last, self.service.log()
         self.service.start()
         self.api.reconnect()
+        self.client = Client(self.service.url)
 
 
 def start_services(specs: Sequence[tuple[Path, dict[str, str]]]) -> list[ServiceProcess]:
@@ -209,6 +198,7 @@ def running_all(
     finally:
         for run in runs:
             run.api.close()
+            run.client.close()
             stop(run.service)
 
 

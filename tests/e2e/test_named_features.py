@@ -15,8 +15,11 @@ from typing import Any
 
 import pytest
 
+from service.client import InvalidRequest
+
+from ..support.model_state import refused, snapshot, state
 from ..support.private_redis import PrivateRedis
-from .client import Running, assert_refused, running
+from .client import Running, running
 from .conftest import German
 
 EXPLICIT = {"algorithm": "acog", "eta": 10, "fit_intercept": False}
@@ -36,39 +39,39 @@ def server(tmp_path_factory: pytest.TempPathFactory, module_redis: PrivateRedis)
 
 def teach(run: Running, model: str, examples: list[tuple[dict[str, float], int]]) -> None:
     for features, y in examples:
-        reply = run.api.label(run.api.predict_one(model, features)["prediction_id"], y)
-        assert reply["applied"] is True, reply
+        reply = run.client.feedback(run.client.predict(features, model=model), y)
+        assert reply.applied is True, reply
 
 
 def test_an_absent_name_is_missing_and_an_explicit_zero_is_a_value(server: Running) -> None:
-    api = server.api
+    client = server.client
     for name in ("with-zero", "without-zero"):
-        api.put_model(name, {**EXPLICIT, "max_features": 2})
+        client.put_model(name, {**EXPLICIT, "max_features": 2})
     # the same example, with and without an explicit 0 for "z": scored alike
-    assert api.predict_one("with-zero", {"a": 1.0, "z": 0.0})["score"] == 0.0
+    assert client.predict({"a": 1.0, "z": 0.0}, model="with-zero").score == 0.0
     teach(server, "with-zero", [({"a": 1.0, "z": 0.0}, 1)])
     teach(server, "without-zero", [({"a": 1.0}, 1)])
-    assert api.state("with-zero")["features_registered"] == 2  # "z" took the second slot
-    assert api.state("without-zero")["features_registered"] == 1
+    assert state(client, "with-zero")["features_registered"] == 2  # "z" took the second slot
+    assert state(client, "without-zero")["features_registered"] == 1
     for name in ("with-zero", "without-zero"):
-        assert (
-            api.predict_one(name, {"a": 2.0})["score"] == api.predict_one(name, {"a": 2.0, "z": 0.0})["score"]
-        )
+        with_z = client.predict({"a": 2.0, "z": 0.0}, model=name)
+        assert client.predict({"a": 2.0}, model=name).score == with_z.score
 
     # "b" can only be registered where the explicit zero did not take its slot
     teach(server, "with-zero", [({"b": 1.0}, 1)])
     teach(server, "without-zero", [({"b": 1.0}, 1)])
-    assert api.state("with-zero")["features_registered"] == 2
-    assert api.state("without-zero")["features_registered"] == 2
-    assert api.predict_one("with-zero", {"b": 1.0})["score"] == 0.0
-    assert api.predict_one("without-zero", {"b": 1.0})["score"] > 0.0
+    assert state(client, "with-zero")["features_registered"] == 2
+    assert state(client, "without-zero")["features_registered"] == 2
+    assert client.predict({"b": 1.0}, model="with-zero").score == 0.0
+    assert client.predict({"b": 1.0}, model="without-zero").score > 0.0
     # a name never registered weighs nothing, but the example is still learned and counted
-    assert api.state("with-zero")["version"] == 2
-    assert api.state("with-zero")["measures"]["t_p"] == 2
+    assert state(client, "with-zero")["version"] == 2
+    assert state(client, "with-zero")["measures"]["t_p"] == 2
 
     # more names than max_features in one example: refused, naming the problem
-    response = api.http.post("/predict", json={"model": "with-zero", "features": {"a": 1, "b": 2, "c": 3}})
-    assert_refused(response, 422, "features", "more than max_features = 2")
+    with pytest.raises(InvalidRequest) as too_many:
+        client.predict({"a": 1, "b": 2, "c": 3}, model="with-zero")
+    refused(too_many.value, 422, "features", "more than max_features = 2")
 
 
 def random_examples(
@@ -85,59 +88,55 @@ def random_examples(
 
 
 def test_the_registry_survives_a_restart(server: Running, german: German) -> None:
-    api = server.api
-    api.put_model("registry", {"max_features": 16})  # the defaults: eta auto, intercept
+    client = server.client
+    client.put_model("registry", {"max_features": 16})  # the defaults: eta auto, intercept
     rng = random.Random(5)
     probe: list[dict[str, Any]] = [features for features, _ in random_examples(rng, german, 900, 20)]
     probe += [dict(reversed(list(features.items()))) for features in probe[:3]]  # order of names is free
     probe += [{"f0": 1.0, "never-seen": 2.0}, {"never-seen": 1.0}]
 
     teach(server, "registry", random_examples(rng, german, 0, 60))
-    state, scores = api.snapshot("registry", probe)
-    assert state["features_registered"] == len(POOL) and len(set(scores)) > 3
+    learned, scores = snapshot(client, "registry", probe)
+    assert learned["features_registered"] == len(POOL) and len(set(scores)) > 3
     assert scores[20:23] == scores[:3]
-    assert api.state("registry")["checkpoint"]["version"] == 0
+    assert state(client, "registry")["checkpoint"]["version"] == 0
 
     server.restart()  # SIGTERM: a checkpoint at shutdown
-    assert api.snapshot("registry", probe) == (state, scores)
-    assert api.state("registry")["checkpoint"]["version"] == 60
+    client = server.client
+    assert snapshot(client, "registry", probe) == (learned, scores)
+    assert state(client, "registry")["checkpoint"]["version"] == 60
 
     teach(server, "registry", [*random_examples(rng, german, 60, 30), ({"late-name": 1.0, "f3": 2.0}, 1)])
-    state, scores = api.snapshot("registry", probe)
-    assert state["features_registered"] == len(POOL) + 1 and state["version"] == 91
+    learned, scores = snapshot(client, "registry", probe)
+    assert learned["features_registered"] == len(POOL) + 1 and learned["version"] == 91
 
     server.service.kill()  # SIGKILL: no checkpoint; the 31 labels since the last one are replayed
     server.service.start()
-    server.api.reconnect()
     assert "model registry (generation 1): recovered at version 91 (31 replayed)" in server.service.log()
-    assert api.snapshot("registry", probe) == (state, scores)
+    assert snapshot(client, "registry", probe) == (learned, scores)
     # the name registered last still has its weight: it scores unlike a name never seen
-    unseen = api.predict_one("registry", {"never-seen": 1.0})["score"]
+    unseen = client.predict({"never-seen": 1.0}, model="registry").score
     assert unseen == scores[-1]
-    assert api.predict_one("registry", {"late-name": 1.0})["score"] != unseen
+    assert client.predict({"late-name": 1.0}, model="registry").score != unseen
 
 
 def test_a_closed_schema_takes_a_dense_list_in_its_order(server: Running, german: German) -> None:
-    api = server.api
+    client = server.client
     names = ["x1", "x2", "x3"]
-    api.put_model("closed", {**EXPLICIT, "feature_names": names})
-    predictions = api.predict("closed", [row[:3] for row in german.rows[:50]])  # dense lists
-    api.labels([(p["prediction_id"], y) for p, y in zip(predictions, german.y[:50], strict=True)])
-    info = api.model("closed")
-    assert info["config"]["feature_names"] == names and info["state"]["version"] == 50
+    client.put_model("closed", {**EXPLICIT, "feature_names": names})
+    predictions = client.predict_batch([row[:3] for row in german.rows[:50]], model="closed")  # dense lists
+    client.feedback_batch(list(zip(predictions, german.y[:50], strict=True)))
+    info = client.get_model("closed")
+    assert info.config["feature_names"] == names and info.version == 50
 
-    as_list = api.predict_one("closed", [1.0, 2.0, 3.0])
-    as_names = api.predict_one("closed", {"x3": 3.0, "x1": 1.0, "x2": 2.0})
-    assert (as_list["score"], as_list["label"]) == (as_names["score"], as_names["label"])
-    assert as_list["score"] != 0.0
-    assert api.predict_one("closed", [3.0, 2.0, 1.0])["score"] != as_list["score"]
-    assert (
-        api.predict_one("closed", [1.0, 0.0, 0.0])["score"] == api.predict_one("closed", {"x1": 1.0})["score"]
-    )
-    assert_refused(
-        api.http.post("/predict", json={"model": "closed", "features": {"x1": 1.0, "x4": 1.0}}),
-        422,
-        "features",
-        "unknown feature names 'x4'",
-    )
-    assert api.state("closed")["features_registered"] == 3
+    as_list = client.predict([1.0, 2.0, 3.0], model="closed")
+    as_names = client.predict({"x3": 3.0, "x1": 1.0, "x2": 2.0}, model="closed")
+    assert (as_list.score, as_list.label) == (as_names.score, as_names.label)
+    assert as_list.score != 0.0
+    assert client.predict([3.0, 2.0, 1.0], model="closed").score != as_list.score
+    x1 = client.predict({"x1": 1.0}, model="closed")
+    assert client.predict([1.0, 0.0, 0.0], model="closed").score == x1.score
+    with pytest.raises(InvalidRequest) as unknown:
+        client.predict({"x1": 1.0, "x4": 1.0}, model="closed")
+    refused(unknown.value, 422, "features", "unknown feature names 'x4'")
+    assert state(client, "closed")["features_registered"] == 3

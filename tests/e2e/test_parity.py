@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
+from service.client import Prediction
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 
+from ..support.model_state import answer, comparable, learn, scores, snapshot, state, unit_vector
 from ..support.private_redis import PrivateRedis
-from .client import Running, answer, comparable, running, unit_vector
+from .client import Running, running
 from .conftest import N_FEATURES, German
 
 CONFIG = {"n_features": N_FEATURES}  # the defaults: acog, eta auto, intercept, Laplace rho
@@ -53,33 +55,33 @@ def exchange(socket: ClientConnection, messages: list[dict[str, Any]]) -> list[d
 
 
 def test_a_batch_answers_what_single_calls_answer(server: Running, german: German) -> None:
-    api = server.api
-    api.put_model("batch", CONFIG)
-    api.put_model("single", CONFIG)
+    client = server.client
+    client.put_model("batch", CONFIG)
+    client.put_model("single", CONFIG)
     rng = random.Random(11)
     for start in range(0, N_EXAMPLES, CHUNK):
         rows = german.rows[start : start + CHUNK]
-        batch = api.predict("batch", rows)
-        single = [api.predict_one("single", row) for row in rows]
+        batch = client.predict_batch(rows, model="batch")
+        single = [client.predict(row, model="single") for row in rows]
         assert [answer(p) for p in batch] == [answer(p) for p in single]
-        assert len({b["prediction_id"] for b in batch}) == len(batch)
+        assert len({b.prediction_id for b in batch}) == len(batch)
         # label both in the same shuffled order, so that the next chunk is scored by a model that moved
         order = rng.sample(range(len(rows)), len(rows))
         for replies in (batch, single):
-            results = api.labels([(replies[i]["prediction_id"], german.y[start + i]) for i in order])
-            assert [r["model_version"] for r in results] == list(range(start + 1, start + len(rows) + 1))
-    batch_state, single_state = api.state("batch"), api.state("single")
+            results = client.feedback_batch([(replies[i], german.y[start + i]) for i in order])
+            assert [r.model_version for r in results] == list(range(start + 1, start + len(rows) + 1))
+    batch_state, single_state = state(client, "batch"), state(client, "single")
     assert batch_state["version"] == N_EXAMPLES
     assert comparable(batch_state) == comparable(single_state)
-    assert api.scores("batch", german.probe) == api.scores("single", german.probe)
+    assert scores(client, "batch", german.probe) == scores(client, "single", german.probe)
 
 
 def test_the_websocket_ends_in_the_model_rest_builds(
     server: Running, ws: ClientConnection, german: German
 ) -> None:
-    api = server.api
-    api.put_model("over-ws", CONFIG)
-    api.put_model("over-rest", CONFIG)
+    client = server.client
+    client.put_model("over-ws", CONFIG)
+    client.put_model("over-rest", CONFIG)
     rng = random.Random(12)
     for start in range(0, N_EXAMPLES, CHUNK):
         rows = german.rows[start : start + CHUNK]
@@ -94,9 +96,10 @@ def test_the_websocket_ends_in_the_model_rest_builds(
         ]
         replies = exchange(ws, messages)
         assert all(r["ok"] and r["status"] == 200 for r in replies), replies
-        over_ws = replies[0]["result"]["predictions"] + [r["result"] for r in replies[1:]]
-        over_rest = api.predict("over-rest", rows[:split])
-        over_rest += [api.predict_one("over-rest", row) for row in rows[split:]]
+        over_ws = [Prediction.model_validate(p) for p in replies[0]["result"]["predictions"]]
+        over_ws += [Prediction.model_validate(r["result"]) for r in replies[1:]]
+        over_rest = client.predict_batch(rows[:split], model="over-rest")
+        over_rest += [client.predict(row, model="over-rest") for row in rows[split:]]
         assert [answer(p) for p in over_ws] == [answer(p) for p in over_rest]
 
         # labels: shuffled, in batches and alone, pipelined; REST then applies them in the
@@ -106,7 +109,7 @@ def test_the_websocket_ends_in_the_model_rest_builds(
         while order:
             size = rng.choice([1, 1, 3, 5])
             part, order = order[:size], order[size:]
-            items = [{"prediction_id": over_ws[i]["prediction_id"], "label": german.y[start + i]}
+            items = [{"prediction_id": over_ws[i].prediction_id, "label": german.y[start + i]}
                      for i in part]  # fmt: skip
             body = items[0] if size == 1 else {"items": items}
             messages.append({"type": "feedback", "id": f"fb-{start}-{len(messages)}", **body})
@@ -116,25 +119,25 @@ def test_the_websocket_ends_in_the_model_rest_builds(
         for part, reply in zip(parts, replies, strict=True):
             assert reply["ok"] and reply["status"] == 200, reply
             results = reply["result"]["results"] if "results" in reply["result"] else [reply["result"]]
-            assert [r["prediction_id"] for r in results] == [over_ws[i]["prediction_id"] for i in part]
+            assert [r["prediction_id"] for r in results] == [over_ws[i].prediction_id for i in part]
             assert all(r["applied"] and not r["duplicate"] for r in results), results
             applied += [(r["model_version"], i) for r, i in zip(results, part, strict=True)]
         assert sorted(v for v, _ in applied) == list(range(start + 1, start + len(rows) + 1))
         for version, i in sorted(applied):
-            assert api.label(over_rest[i]["prediction_id"], german.y[start + i])["model_version"] == version
+            assert client.feedback(over_rest[i], german.y[start + i]).model_version == version
 
-    ws_state, rest_state = api.state("over-ws"), api.state("over-rest")
+    ws_state, rest_state = state(client, "over-ws"), state(client, "over-rest")
     assert ws_state["version"] == rest_state["version"] == N_EXAMPLES
     assert ws_state["measures"] == rest_state["measures"]
     assert comparable(ws_state) == comparable(rest_state)
-    assert api.scores("over-ws", german.probe) == api.scores("over-rest", german.probe)
+    assert scores(client, "over-ws", german.probe) == scores(client, "over-rest", german.probe)
 
 
 def test_a_malformed_message_gets_an_error_reply_and_the_socket_stays_open(
     server: Running, ws: ClientConnection, german: German
 ) -> None:
-    server.api.put_model("ws-errors", CONFIG)
-    before = server.api.snapshot("ws-errors", german.probe)
+    server.client.put_model("ws-errors", CONFIG)
+    before = snapshot(server.client, "ws-errors", german.probe)
     row = german.rows[0]
     good = {"type": "predict", "model": "ws-errors", "features": row}
     nan_row = json.dumps(row).replace(str(row[3]), "NaN", 1)
@@ -166,15 +169,15 @@ def test_a_malformed_message_gets_an_error_reply_and_the_socket_stays_open(
         ws.send(json.dumps({**good, "id": "after"}))
         reply = json.loads(ws.recv(timeout=30))
         assert reply["ok"] and reply["id"] == "after", reply
-    assert server.api.snapshot("ws-errors", german.probe) == before
+    assert snapshot(server.client, "ws-errors", german.probe) == before
 
 
 def test_dense_sparse_and_integer_inputs_score_alike(server: Running, german: German) -> None:
     """The same vector as a dense list, as sparse pairs (sorted or not, zeros or not), with
     integers for integral values, alone or mixed in one batch: the same score to the bit."""
-    api = server.api
-    api.put_model("forms", CONFIG)
-    api.learn("forms", german.rows[:60], german.y[:60])
+    client = server.client
+    client.put_model("forms", CONFIG)
+    learn(client, "forms", german.rows[:60], german.y[:60])
     forms: list[list[Any]] = []
     for row in german.probe[:8] + german.rows[60:68]:
         nonzero = [(i, v) for i, v in enumerate(row) if v != 0.0]
@@ -188,17 +191,17 @@ def test_dense_sparse_and_integer_inputs_score_alike(server: Running, german: Ge
             ]
         )
     for same in forms:
-        scores = {p["score"] for p in api.predict("forms", same)}
-        scores |= {api.predict_one("forms", f)["score"] for f in same}
-        assert len(scores) == 1, (same[0], scores)
-    assert len({api.predict_one("forms", same[0])["score"] for same in forms}) > 1
+        seen = {p.score for p in client.predict_batch(same, model="forms")}
+        seen |= {client.predict(f, model="forms").score for f in same}
+        assert len(seen) == 1, (same[0], seen)
+    assert len({client.predict(same[0], model="forms").score for same in forms}) > 1
 
 
 def test_examples_never_scored_are_learned_like_the_library(server: Running, german: German) -> None:
     """``/feedback`` with features (no prediction id): predicted and learned when applied."""
-    api = server.api
+    client = server.client
     config = {"n_features": N_FEATURES, "algorithm": "acog", "eta": 10, "fit_intercept": False}
-    api.put_model("examples", config)
+    client.put_model("examples", config)
     rng = random.Random(13)
     rows = list(range(120))
     applied: list[tuple[int, int]] = []  # (version, row)
@@ -206,19 +209,14 @@ def test_examples_never_scored_are_learned_like_the_library(server: Running, ger
         size = rng.choice([1, 1, 4, 8])
         part, rows = rows[:size], rows[size:]
         if size == 1:
-            body: dict[str, Any] = {
-                "model": "examples",
-                "features": german.rows[part[0]],
-                "label": german.y[part[0]],
-            }
-            results = [api.http.post("/feedback", json=body).json()]
+            results = [client.learn(german.rows[part[0]], german.y[part[0]], model="examples")]
         else:
-            items = [{"features": german.rows[i], "label": german.y[i]} for i in part]
-            results = api.http.post("/feedback", json={"model": "examples", "items": items}).json()["results"]
+            results = client.learn_batch([(german.rows[i], german.y[i]) for i in part], model="examples")
         for i, result in zip(part, results, strict=True):
-            assert result["applied"] and result["status"] == 200 and result["delay_seconds"] == 0.0, result
-            assert result["prediction_id"].startswith("examples:1:"), result
-            applied.append((result["model_version"], i))
+            assert result.applied and result.status == 200 and result.delay_seconds == 0.0, result
+            assert result.prediction_id.startswith("examples:1:"), result
+            assert result.model_version is not None
+            applied.append((result.model_version, i))
     assert sorted(v for v, _ in applied) == list(range(1, 121))
 
     learner = ModelConfig.model_validate(config).build_learner()
@@ -227,9 +225,9 @@ def test_examples_never_scored_are_learned_like_the_library(server: Running, ger
         x = german.unit_row(i)
         measures.update(german.y[i], learner.predict(x))  # the prediction at apply time
         learner.learn(x, german.y[i])
-    state = api.state("examples")
+    learned = state(client, "examples")
     expected = measures.summary()
-    assert {k: state["measures"][k] for k in expected} == expected
-    assert api.scores("examples", german.probe) == [
+    assert {k: learned["measures"][k] for k in expected} == expected
+    assert scores(client, "examples", german.probe) == [
         learner.score(unit_vector(r, N_FEATURES)) for r in german.probe
     ]

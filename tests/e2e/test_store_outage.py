@@ -12,8 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from service.client import Client, NotFound, RetryPolicy, Unavailable
+
+from ..support.model_state import learn, refused, snapshot, state
 from ..support.private_redis import PrivateRedis
-from .client import Running, assert_refused, running
+from .client import Running, running
 from .conftest import N_FEATURES, German
 
 
@@ -32,30 +35,33 @@ def outage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
 def test_labels_wait_for_the_store_and_predictions_say_they_were_not_stored(
     outage: Running, german: German
 ) -> None:
-    api, redis_server = outage.api, outage.redis
+    client, redis_server = outage.client, outage.redis
     assert redis_server is not None
-    api.put_model("outage", {"n_features": N_FEATURES})
-    api.learn("outage", german.rows[:20], german.y[:20])
-    waiting = api.predict_one("outage", german.rows[20])
-    assert waiting["stored"] is True
-    before = api.snapshot("outage", german.probe)
+    client.put_model("outage", {"n_features": N_FEATURES})
+    learn(client, "outage", german.rows[:20], german.y[:20])
+    waiting = client.predict(german.rows[20], model="outage")
+    assert waiting.stored is True
+    before = snapshot(client, "outage", german.probe)
 
     redis_server.terminate()
-    during = api.predict_one("outage", german.rows[21])
-    assert during["stored"] is False and during["model_version"] == 20
-    assert during["score"] == api.predict_one("outage", german.rows[21])["score"]
-    refused = api.http.post("/feedback", json={"prediction_id": waiting["prediction_id"], "label": 1})
-    assert_refused(refused, 503, "store", "unavailable")
-    assert int(refused.headers["retry-after"]) >= 1
-    ready = api.http.get("/readyz")
+    during = client.predict(german.rows[21], model="outage")
+    assert during.stored is False and during.model_version == 20
+    assert during.score == client.predict(german.rows[21], model="outage").score
+    once = Client(outage.service.url, retry=RetryPolicy(attempts=1))  # no retry: see the 503 itself
+    with once, pytest.raises(Unavailable) as unavailable:
+        once.feedback(waiting, 1)
+    refused(unavailable.value, 503, "store", "unavailable")
+    assert unavailable.value.retry_after is not None and unavailable.value.retry_after >= 1
+    ready = client.http.get("/readyz")
     assert ready.status_code == 503 and ready.json()["status"] == "unavailable"
-    assert api.snapshot("outage", german.probe) == before
+    assert snapshot(client, "outage", german.probe) == before
 
     redis_server.start()
-    assert api.http.get("/readyz").status_code == 200
-    assert api.label(waiting["prediction_id"], german.y[20])["model_version"] == 21
-    assert api.label(waiting["prediction_id"], german.y[20])["duplicate"] is True
-    lost = api.http.post("/feedback", json={"prediction_id": during["prediction_id"], "label": 1})
-    assert_refused(lost, 404, "prediction_id", "is unknown")
-    assert api.state("outage")["version"] == 21
-    assert api.predict_one("outage", german.rows[22])["stored"] is True
+    assert client.ready().status == "ready"
+    assert client.feedback(waiting, german.y[20]).model_version == 21
+    assert client.feedback(waiting, german.y[20]).duplicate is True
+    with pytest.raises(NotFound) as lost:
+        client.feedback(during, 1)
+    refused(lost.value, 404, "prediction_id", "is unknown")
+    assert state(client, "outage")["version"] == 21
+    assert client.predict(german.rows[22], model="outage").stored is True

@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from service.learners import ALGORITHMS
+from service.learners import ALGORITHMS, OnlineLearner, create
 
 NAMES = sorted(ALGORITHMS)
+
+ENSEMBLE_FORMS: dict[str, dict[str, Any]] = {
+    "eta=auto": {"eta": "auto", "eta_grid": [0.3, 3.0, 30.0]},
+    "loss=auto": {"loss": "auto"},
+    "eta=auto,loss=auto": {"eta": "auto", "loss": "auto", "eta_grid": [0.3, 3.0, 30.0]},
+}
+"""The forms of the default learner (:class:`service.learners.EtaGrid`), beside each algorithm
+they apply to; the grid is shortened from the default five rates to keep the suite cheap."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One learner the conformance suite runs: an algorithm, possibly as an ensemble form."""
+
+    algorithm: str
+    form: str | None = None
+    ensemble: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def id(self) -> str:
+        return self.algorithm if self.form is None else f"{self.algorithm}[{self.form}]"
+
+    def params(self, **overrides: Any) -> dict[str, Any]:
+        return {**params_for(self.algorithm), **self.ensemble, **overrides}
+
+    def create(self, n_features: int, **overrides: Any) -> OnlineLearner:
+        return create(self.algorithm, n_features=n_features, **self.params(**overrides))
+
+
+CASES = [Case(name) for name in NAMES] + [
+    Case(name, form, params)
+    for name in NAMES
+    for form, params in ENSEMBLE_FORMS.items()
+    if all(key in ALGORITHMS[name].param_spec() for key in ("eta", "loss"))
+]
+"""Every registered algorithm, then every ensemble form of each algorithm that has a learning
+rate and a loss."""
 
 
 def params_for(name: str, **overrides: Any) -> dict[str, Any]:
@@ -30,6 +68,8 @@ def params_for(name: str, **overrides: Any) -> dict[str, Any]:
         chosen["C"] = 0.5
     if "r" in spec:
         chosen["r"] = 0.3
+    if "rho_tolerance" in spec:  # opid: rebuild its inverse often (the rebuild branch)
+        chosen["rho_tolerance"] = 0.01
     chosen.update(overrides)
     return chosen
 
@@ -44,3 +84,21 @@ def sparse_stream(n: int, d: int, density: float, seed: int) -> tuple[sp.csr_mat
     truth = rng.normal(size=d)
     y = np.where(X @ truth + 0.3 * rng.normal(size=n) > 0.4, 1, -1)
     return sp.csr_matrix(X), y
+
+
+def same_state(a: Any, b: Any) -> bool:
+    """Whether two ``to_state()`` trees hold the same keys, dtypes and bits (NaN equal to NaN)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_state(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        b = np.asarray(b)
+        nan = a.dtype.kind == "f"
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=nan))
+    return bool(a == b)
+
+
+def arrays_of(state: Any) -> list[np.ndarray]:
+    """Every array of a ``to_state()`` tree."""
+    if isinstance(state, dict):
+        return [arr for value in state.values() for arr in arrays_of(value)]
+    return [state] if isinstance(state, np.ndarray) else []

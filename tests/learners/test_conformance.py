@@ -1,16 +1,33 @@
-"""The contract every learner keeps (river's ``checks`` idea: one suite, every estimator)."""
+"""The contract every learner keeps (river's ``checks`` idea: one suite, every estimator).
+
+Each contract test runs over :data:`~tests.learners.streams.CASES`: every registered algorithm
+and, for each algorithm with a learning rate and a loss, the three forms of the default learner
+(``eta="auto"``, ``loss="auto"``, both).
+"""
 
 from __future__ import annotations
+
+import json
+import math
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from service.learners import ALGORITHMS, InvalidInput, InvalidParameter, create
+from service.learners import (
+    ALGORITHMS,
+    EtaGrid,
+    InvalidInput,
+    InvalidParameter,
+    Learner,
+    StateBorrowed,
+    create,
+)
 
-from .streams import NAMES, params_for, sparse_stream
+from .streams import CASES, ENSEMBLE_FORMS, NAMES, Case, arrays_of, same_state, sparse_stream
 
 D = 9
+cases = pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 
 
 @pytest.fixture(scope="module")
@@ -18,52 +35,139 @@ def stream() -> tuple[sp.csr_matrix, np.ndarray]:
     return sparse_stream(160, D, density=0.5, seed=11)
 
 
-def fresh(name: str, **overrides: object) -> object:
-    return create(name, n_features=D, **params_for(name, **overrides))
+def test_the_suite_covers_every_algorithm_and_every_ensemble_form() -> None:
+    assert {c.algorithm for c in CASES} == set(ALGORITHMS)
+    with_rate = [n for n in NAMES if {"eta", "loss"} <= set(ALGORITHMS[n].param_spec())]
+    assert with_rate == ["acog", "acog-diag", "cog", "sacog", "ssacog"]
+    forms = {(c.algorithm, c.form) for c in CASES if c.form}
+    assert forms == {(n, f) for n in with_rate for f in ENSEMBLE_FORMS}
+    assert all(isinstance(c.create(D), EtaGrid) for c in CASES if c.form)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_run_equals_learn_row_by_row_bit_for_bit(name: str, stream: tuple) -> None:
+@cases
+def test_run_equals_learn_row_by_row_bit_for_bit_state_included(case: Case, stream: tuple) -> None:
     X, y = stream
-    batch = fresh(name).run(X, y)
-    one = fresh(name)
+    batch = case.create(D)
+    first, second = batch.run(X[:70], y[:70]), batch.run(X[70:], y[70:])
+    one = case.create(D)
     scores = np.array([one.learn(X[i], y[i]).score for i in range(X.shape[0])])
-    assert np.array_equal(batch.scores, scores)
+    assert np.array_equal(np.concatenate([first.scores, second.scores]), scores)
+    assert same_state(batch.to_state(), one.to_state())
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_dense_pair_and_csr_inputs_are_bit_identical(name: str, stream: tuple) -> None:
+def same_present_set(row: sp.csr_matrix, presence: bool) -> sp.csr_matrix:
+    """``row`` as the sparse form of its dense vector: for a learner that reads presence, a dense
+    vector has every feature present, so the sparse form stores its zeros explicitly."""
+    if not presence:
+        return row
+    dense = row.toarray().ravel()
+    return sp.csr_matrix((dense, np.arange(D), np.array([0, D])), shape=(1, D))
+
+
+@cases
+def test_dense_pair_and_csr_inputs_are_bit_identical(case: Case, stream: tuple) -> None:
     X, y = stream
-    dense, pair, csr = fresh(name), fresh(name), fresh(name)
+    dense, pair, csr = case.create(D), case.create(D), case.create(D)
+    presence = ALGORITHMS[case.algorithm].needs_presence
     for i in range(X.shape[0]):
-        row = X[i]
+        row = same_present_set(X[i], presence)
         a = dense.learn(row.toarray().ravel(), y[i])
         b = pair.learn((row.indices[::-1].copy(), row.data[::-1].copy()), y[i])  # unsorted on purpose
         c = csr.learn(row, y[i])
         assert a == b == c
-    for key, value in dense.to_state().items():
-        assert np.array_equal(value, pair.to_state()[key])
-        assert np.array_equal(value, csr.to_state()[key])
+    assert same_state(dense.to_state(), pair.to_state())
+    assert same_state(dense.to_state(), csr.to_state())
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_state_round_trip_gives_bit_identical_later_scores(name: str, stream: tuple) -> None:
+@cases
+def test_state_round_trip_gives_bit_identical_later_scores(case: Case, stream: tuple) -> None:
     X, y = stream
-    original = fresh(name)
+    original = case.create(D)
     original.run(X[:80], y[:80])
     state = original.to_state()
-    clone = fresh(name)
+    clone = case.create(D)
     clone.load_state(state)
+    assert same_state(clone.to_state(), state)
     assert np.array_equal(original.run(X[80:], y[80:]).scores, clone.run(X[80:], y[80:]).scores)
-    state["w"][:] = 123.0  # to_state hands out copies: mutating them changes nothing
-    assert not np.array_equal(original.to_state()["w"], state["w"])
+    after = original.to_state()
+    for arr in arrays_of(state):  # to_state hands out copies: writing to them changes nothing
+        arr[...] = 7
+    assert same_state(original.to_state(), after)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_inputs_are_not_mutated(name: str, stream: tuple) -> None:
+@cases
+def test_load_state_checks_the_format_and_a_refused_state_changes_nothing(case: Case, stream: tuple) -> None:
+    X, y = stream
+    learner = case.create(D)
+    learner.run(X[:30], y[:30])
+    before = learner.to_state()
+    for bad in (
+        {**before, "format": 2},
+        {k: v for k, v in before.items() if k != "format"},
+        {**before, "algorithm": f"{before['algorithm']}-other"},
+        {**before, "n_features": D + 1},
+        {**before, "surplus": np.zeros(1)},
+    ):
+        with pytest.raises(InvalidInput) as info:
+            learner.load_state(bad)
+        assert info.value.field == "state"
+        assert same_state(learner.to_state(), before)
+
+
+@cases
+def test_borrowed_state_is_read_only_and_refuses_updates_while_lent(case: Case, stream: tuple) -> None:
+    X, y = stream
+    learner = case.create(D)
+    learner.run(X[:40], y[:40])
+    before = learner.to_state()
+    with learner.borrowed_state() as state:
+        assert same_state(state, before)
+        for arr in arrays_of(state):
+            assert not arr.flags.writeable
+            with pytest.raises(ValueError, match="read-only"):
+                arr[...] = 0
+        with pytest.raises(StateBorrowed):
+            learner.learn(X[40], y[40])
+        with pytest.raises(StateBorrowed):
+            learner.run(X[40:45], y[40:45])
+        with pytest.raises(StateBorrowed):
+            learner.load_state(before)
+        learner.score(X[40])  # reading is allowed
+        assert same_state(state, before)
+    assert same_state(learner.to_state(), before)
+    learner.learn(X[40], y[40])  # the borrow has ended
+
+
+@cases
+def test_eta_and_describe(case: Case, stream: tuple) -> None:
+    X, y = stream
+    learner = case.create(D)
+    learner.run(X, y)
+    facts = learner.describe()
+    json.dumps(facts, allow_nan=False)  # JSON-able, for GET /models/{name}
+    assert isinstance(learner.eta, float)
+    if "eta" not in ALGORITHMS[case.algorithm].param_spec():
+        assert math.isnan(learner.eta) and "eta" not in facts
+        return
+    assert facts["eta"]["selected"] == learner.eta
+    if isinstance(learner, EtaGrid):
+        leader = learner.leader()
+        assert learner.eta == learner.configs[leader][1] and facts["eta"]["leader"] == leader
+        assert facts["eta"]["loss"] == learner.configs[leader][0]
+        assert facts["eta"]["members"] == learner.member_objectives()
+        assert [(m["loss"], m["eta"]) for m in facts["eta"]["members"]] == learner.configs
+    else:
+        assert learner.eta == case.params()["eta"]
+    if "sketch_size" in ALGORITHMS[case.algorithm].param_spec():
+        assert facts["sketch"]["size"] == case.params()["sketch_size"]
+        assert facts["sketch"]["rounds"] == X.shape[0]
+
+
+@cases
+def test_inputs_are_not_mutated(case: Case, stream: tuple) -> None:
     X, y = stream
     X_before, y_before = X.copy(), y.copy()
-    learner = fresh(name)
+    learner = case.create(D)
     learner.run(X, y)
     x = X[3].toarray().ravel()
     x_before = x.copy()
@@ -76,30 +180,35 @@ def test_inputs_are_not_mutated(name: str, stream: tuple) -> None:
     assert (X_before != X).nnz == 0 and np.array_equal(y, y_before)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_runs_are_deterministic(name: str, stream: tuple) -> None:
+@cases
+def test_runs_are_deterministic(case: Case, stream: tuple) -> None:
     X, y = stream
-    assert np.array_equal(fresh(name).run(X, y).scores, fresh(name).run(X, y).scores)
+    a, b = case.create(D), case.create(D)
+    assert np.array_equal(a.run(X, y).scores, b.run(X, y).scores)
+    assert same_state(a.to_state(), b.to_state())
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_it_learns_a_separable_stream(name: str) -> None:
+@cases
+def test_it_learns_a_separable_stream(case: Case) -> None:
     rng = np.random.default_rng(5)
     X = rng.normal(size=(1500, D))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
-    overrides = {"rho": 1.0} if "rho" in ALGORITHMS[name].param_spec() else {}
-    result = fresh(name, **overrides).run(X, y)
+    overrides = {"rho": 1.0} if "rho" in ALGORITHMS[case.algorithm].param_spec() else {}
+    result = case.create(D, **overrides).run(X, y)
     assert np.mean(result.predictions[-500:] == y[-500:]) > 0.85
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_fresh_model_flags_everything(name: str) -> None:
+@cases
+def test_fresh_model_flags_everything(case: Case) -> None:
     """sign(0) = +1: mu = 0 predicts the anomaly class."""
-    assert fresh(name).predict(np.ones(D)) == 1
+    learner = case.create(D)
+    assert learner.score(np.ones(D)) == 0.0
+    assert learner.predict(np.ones(D)) == 1
+    assert learner.learn(np.ones(D), -1).prediction == 1
 
 
-@pytest.mark.parametrize("name", NAMES)
+@cases
 @pytest.mark.parametrize(
     ("x", "problem"),
     [
@@ -114,10 +223,10 @@ def test_fresh_model_flags_everything(name: str) -> None:
     ],
 )
 def test_bad_vectors_are_rejected_and_change_nothing(
-    name: str, x: object, problem: str, stream: tuple
+    case: Case, x: object, problem: str, stream: tuple
 ) -> None:
     X, y = stream
-    learner = fresh(name)
+    learner = case.create(D)
     learner.run(X[:20], y[:20])
     before = learner.to_state()
     with pytest.raises(InvalidInput, match=problem) as info:
@@ -125,24 +234,36 @@ def test_bad_vectors_are_rejected_and_change_nothing(
     assert info.value.field == "x"
     with pytest.raises(ValueError):
         learner.score(x)
-    for key, value in before.items():
-        assert np.array_equal(value, learner.to_state()[key])
+    assert same_state(learner.to_state(), before)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@cases
 @pytest.mark.parametrize("label", [0, 2, -2, 0.5, "1", True, None])
-def test_bad_labels_are_rejected(name: str, label: object) -> None:
-    learner = fresh(name)
-    with pytest.raises(InvalidInput, match="y"):
+def test_bad_labels_are_rejected_and_change_nothing(case: Case, label: object) -> None:
+    learner = case.create(D)
+    before = learner.to_state()
+    with pytest.raises(InvalidInput, match="y") as info:
         learner.learn(np.ones(D), label)
-    assert learner.to_state()["counts"].sum() == 0
+    assert info.value.field == "y"
+    assert same_state(learner.to_state(), before)
+
+
+@cases
+def test_unknown_parameter_is_named(case: Case) -> None:
+    with pytest.raises(InvalidParameter) as info:
+        case.create(D, learning_rate=0.1)
+    assert info.value.parameter == "learning_rate"
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_unknown_parameter_is_named(name: str) -> None:
-    with pytest.raises(InvalidParameter) as info:
-        create(name, n_features=D, learning_rate=0.1)
-    assert info.value.parameter == "learning_rate"
+def test_learn_is_checked_then_learn_checked(name: str, stream: tuple) -> None:
+    """The two halves of ``learn`` a composite learner uses (check once, learn in every member)."""
+    X, y = stream
+    whole, halves = create(name, n_features=D), create(name, n_features=D)
+    assert isinstance(halves, Learner)
+    for i in range(20):
+        assert whole.learn(X[i], y[i]) == halves.learn_checked(*halves.checked(X[i], y[i]))
+    assert same_state(whole.to_state(), halves.to_state())
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from service.learners import create, reference
+from service.learners import ALGORITHMS, create, reference
 
 from .streams import NAMES, params_for, sparse_stream
 
@@ -60,9 +60,11 @@ def test_losses_match_their_definitions(x: np.ndarray, y: int, rho: float, loss:
     assert learner.learn(x, y).loss == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in NAMES if not ALGORITHMS[n].needs_presence])
 @pytest.mark.parametrize("loss", ["I", "II"])
 def test_fast_kernels_agree_with_the_readable_reference(name: str, loss: str) -> None:
+    """Learners that read presence (OLI2DS) score with more than ``w . x`` and have a readable
+    reference of their own (``oli2ds_reference``, against which ``test_oli2ds.py`` checks them)."""
     X, y = sparse_stream(400, 12, density=0.4, seed=21)
     params = params_for(name)
     if "loss" in params:
@@ -107,3 +109,19 @@ def test_sketch_directions_stay_orthonormal() -> None:
     Vs = s["F"] @ s["ZT"].T
     np.testing.assert_allclose(Vs @ Vs.T, np.eye(4), atol=1e-9)
     np.testing.assert_allclose(s["K"], s["ZT"].T @ s["ZT"], rtol=1e-9, atol=1e-9)  # K = Z Z^T
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not ALGORITHMS[n].needs_presence])
+def test_reference_steps_are_pure_state_in_state_out(name: str) -> None:
+    """The documented shape of an update: ``(state, x, y, params, rho) -> state'``, inputs untouched
+    (OLI2DS's own reference, on ``{index: value}`` examples: ``test_oli2ds.py``)."""
+    X, y = sparse_stream(30, 7, density=0.6, seed=4)
+    params = params_for(name)
+    model = reference.initial_model(name, 7, params)
+    for x, label in zip(X.toarray(), y, strict=True):
+        before = {k: np.copy(v) for k, v in model.items()}
+        x_before = x.copy()
+        after = reference.STEPS[name](model, x, int(label), params, 1.5)
+        assert all(np.array_equal(model[k], before[k]) for k in before) and np.array_equal(x, x_before)
+        assert after.keys() == model.keys()
+        model = after

@@ -1,9 +1,11 @@
 """kill -9 at random points, mid-checkpoint included: the weights end bit-identical.
 
 The service runs as a subprocess against a Redis server of the test's own (append-only).
-A client streams 20,000 labelled a9a examples through /predict and /feedback in chunks,
-retrying whatever a crash interrupted, while the test SIGKILLs the service at seeded random
-moments (during requests, between them, and inside a checkpoint write) and restarts it.
+The client's replay loop (``service.client.replay``) streams 20,000 labelled a9a examples
+through /predict and /feedback in chunks, its retries getting through whatever a crash
+interrupted (each failed attempt restarts the service if it is down), while the test SIGKILLs
+the service at seeded random moments (during requests, between them, and inside a checkpoint
+write) and restarts it.
 
 At the end, the model must score a probe set bit for bit like an uninterrupted run of the
 same stream through the learner library (same configuration, same label order), its
@@ -19,10 +21,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 
+from service.client import Client, RetryEvent, RetryPolicy
+from service.client.replay import replay
 from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
@@ -35,7 +38,6 @@ from ..support.service_process import ServiceProcess
 N_EXAMPLES = 20_000
 CHUNK = 100
 CONFIG = {"n_features": 123}  # the service defaults: acog, loss II, eta auto, intercept, Laplace rho
-RETRYABLE = (httpx.TransportError, httpx.HTTPStatusError)
 
 
 class Crashy:
@@ -45,19 +47,14 @@ class Crashy:
         self.service = service
         self.kills = 0
         self.mid_checkpoint_kills = 0
+        retry = RetryPolicy(
+            attempts=200, backoff=0.05, max_backoff=0.05, deadline=600.0, on_retry=self.revive
+        )
+        self.client = Client(service.url, timeout=30, retry=retry)
 
-    def call(self, path: str, body: dict) -> dict:
-        for _ in range(200):
-            try:
-                response = httpx.post(f"{self.service.url}{path}", json=body, timeout=30)
-                response.raise_for_status()
-                return response.json()
-            except RETRYABLE as exc:
-                if isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code < 500:
-                    raise
-                self.ensure_running()
-                time.sleep(0.05)
-        raise AssertionError(f"{path} kept failing")
+    def revive(self, event: RetryEvent) -> None:
+        """Before each retry: restart the service if a kill took it down."""
+        self.ensure_running()
 
     def ensure_running(self) -> None:
         if self.service.process is None or self.service.process.poll() is not None:
@@ -108,7 +105,9 @@ def crashy(tmp_path: Path) -> Iterator[Crashy]:
         },
     )
     service.start()
-    yield Crashy(service)
+    crashy = Crashy(service)
+    yield crashy
+    crashy.client.close()
     service.kill()
     redis_server.close()
 
@@ -140,8 +139,9 @@ def wait_for_checkpoint_write(service: ServiceProcess, within: float = 0.15) -> 
 @pytest.mark.slow
 def test_kill_9_anywhere_loses_nothing_and_changes_no_bit(crashy: Crashy, stream: tuple) -> None:
     X, y, probe = stream
-    created = httpx.put(f"{crashy.service.url}/models/a9a", json=CONFIG, timeout=30)
-    assert created.status_code == 201, created.text
+    client = crashy.client
+    created = client.put_model("a9a", CONFIG)
+    assert created.generation == 1, created
 
     rng = random.Random(7)
     chunks = list(range(0, N_EXAMPLES, CHUNK))
@@ -152,40 +152,40 @@ def test_kill_9_anywhere_loses_nothing_and_changes_no_bit(crashy: Crashy, stream
     predicted: list[int] = []
     acknowledged = 0
     armed = False  # a kill waiting for the next checkpoint write
-    for start in chunks:
-        rows = slice(start, start + CHUNK)
+
+    def killer_for(start: int) -> threading.Thread | None:
+        """Started before chunk ``start`` is sent, when the plan kills during it."""
+        return crashy.kill_later(rng.uniform(0.0, 0.03)) if plan.get(start) == "during" else None
+
+    killer = killer_for(0)
+    for step in replay(client, X, y, model="a9a", batch=CHUNK, label_batch=CHUNK):
+        start = step.rows[0]
         how = plan.get(start)
         armed = armed or how == "checkpoint"
-        killer = crashy.kill_later(rng.uniform(0.0, 0.03)) if how == "during" else None
-        reply = crashy.call("/predict", {"model": "a9a", "instances": X[rows]})
-        items = [
-            {"prediction_id": p["prediction_id"], "label": int(label)}
-            for p, label in zip(reply["predictions"], y[rows], strict=True)
-        ]
-        answer = crashy.call("/feedback", {"items": items})
         if killer is not None:
             killer.join()
-        predicted += [p["label"] for p in reply["predictions"]]
-        assert all(r["applied"] or r["duplicate"] for r in answer["results"]), answer
-        acknowledged += len(items)
+        predicted += [p.label for p in step.predictions]
+        assert all(r.applied or r.duplicate for r in step.labelled), step.labelled
+        acknowledged += len(step.labelled)
         if how == "between":
             crashy.kill_and_restart()
         if armed and wait_for_checkpoint_write(crashy.service):
             crashy.kill_and_restart()  # inside the pause between encoding and writing
             crashy.mid_checkpoint_kills += 1
             armed = False
+        killer = killer_for(start + CHUNK)
 
     crashy.ensure_running()
-    info = httpx.get(f"{crashy.service.url}/models/a9a").json()
+    info = client.get_model("a9a").model_dump()
     assert crashy.kills >= 9 and crashy.mid_checkpoint_kills >= 3, (crashy.kills, crashy.mid_checkpoint_kills)
     assert info["state"]["version"] == acknowledged == N_EXAMPLES  # applied == acknowledged
-    served = crashy.call("/predict", {"model": "a9a", "instances": probe})["predictions"]
+    served = client.predict_batch(probe, model="a9a")
 
     reference = ModelConfig.model_validate(CONFIG).build_learner()
     for x, label in zip(X, y, strict=True):
         reference.learn(unit_l2(np.asarray(x)), int(label))
     expected = [reference.score(unit_l2(np.asarray(x))) for x in probe]
-    assert [p["score"] for p in served] == expected  # bit for bit
+    assert [p.score for p in served] == expected  # bit for bit
 
     # Every part of the state that a restart could get wrong: the measures (from the served
     # predictions), the windowed measures, and each eta member's running objective.

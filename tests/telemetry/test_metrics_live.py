@@ -1,7 +1,8 @@
 """/metrics of the running service: every series of the contract, with the exact values.
 
-A known stream (german's first rows) goes through the real service; the expected values are
-computed directly from the labels and the predictions the service returned. A real
+A known stream (german's first rows) goes through the real service with the client's replay
+loop; the expected values are computed directly from the labels and the predictions the
+service returned. A real
 Prometheus (Debian's package) then scrapes the service, and the ``acog_weighted_sum`` query
 over its HTTP API, and every dashboard query, answer as they should.
 """
@@ -13,11 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from service.client import Client, InvalidRequest, NotFound, Prediction
+from service.client.replay import replay
 from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 
@@ -35,7 +37,7 @@ MODEL = "default"
 @dataclass
 class Run:
     service: ServiceProcess
-    http: httpx.Client
+    client: Client
     y: np.ndarray
     yhat: np.ndarray
     predict_requests: int
@@ -71,55 +73,43 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         },
     )
     service.start()
-    http = httpx.Client(base_url=service.url, timeout=30)
+    client = Client(service.url, model=MODEL)
     data = load("german")
     X, y = data.X.toarray()[:N], data.y[:N].astype(int)
-    yhat, requests = [], 0
-    for start in range(0, N, 20):  # alternate single and batch predictions, labels after each chunk
-        rows = list(range(start, start + 20))
-        if start % 40:
-            replies = http.post("/predict", json={"instances": X[rows].tolist()}).json()["predictions"]
-            requests += 1
-        else:
-            replies = [http.post("/predict", json={"features": X[i].tolist()}).json() for i in rows]
-            requests += len(rows)
-        yhat += [r["label"] for r in replies]
-        items = [
-            {"prediction_id": r["prediction_id"], "label": int(y[i])}
-            for r, i in zip(replies, rows, strict=True)
-        ]
-        assert http.post("/feedback", json={"items": items}).status_code == 200
-    duplicate = http.post(
-        "/feedback", json={"prediction_id": replies[0]["prediction_id"], "label": int(y[rows[0]])}
-    )
-    assert duplicate.json()["duplicate"]
+    # the first 100 rows one per request, the rest in batches of 20; each request's labels follow it
+    predictions: list[Prediction] = []
+    for first, batch in ((0, 1), (100, 20)):
+        rows = range(first, 100 if first == 0 else N)
+        for step in replay(client, X.tolist(), y.tolist(), order=rows, batch=batch, label_batch=20):
+            assert all(r.ok for r in step.labelled), step.labelled
+            predictions += step.predictions
+    yhat = [p.label for p in predictions]
+    requests = 100 + (N - 100) // 20
+    assert client.feedback(predictions[-1], int(y[-1])).duplicate
     never_issued = f"default:1:{int(time.time() * 1000):x}-0000000000000000"  # recent: unknown, not expired
-    assert http.post("/feedback", json={"prediction_id": never_issued, "label": 1}).status_code == 404
-    assert (
-        http.post("/feedback", json={"prediction_id": replies[1]["prediction_id"], "label": 3}).status_code
-        == 422
-    )
-    waiting = http.post("/predict", json={"instances": X[:7].tolist()}).json()[
-        "predictions"
-    ]  # never labelled
+    with pytest.raises(NotFound):
+        client.feedback(never_issued, 1)
+    with pytest.raises(InvalidRequest):
+        client.feedback(predictions[-2], 3)
+    waiting = client.predict_batch(X[:7])  # never labelled
     requests += 1
-    anomalies = sum(p["label"] == 1 for p in waiting)
-    yield Run(service, http, y, np.array(yhat), requests, anomalies, len(waiting) - anomalies)
-    http.close()
+    anomalies = sum(p.label == 1 for p in waiting)
+    yield Run(service, client, y, np.array(yhat), requests, anomalies, len(waiting) - anomalies)
+    client.close()
     service.kill()
     redis_server.close()
 
 
 def test_every_series_of_the_contract_is_exported(run: Run) -> None:
-    names = {name for name, _ in samples(run.http.get("/metrics").text)}
+    names = {name for name, _ in samples(run.client.metrics())}
     missing = required_exposed_names() - names
     assert not missing, f"not exported: {sorted(missing)}"
 
 
 def test_values_equal_the_measures_computed_directly(run: Run) -> None:
     m = Measures.of(run.y, run.yhat, Objective(0.5, 0.9))
-    info = run.http.get(f"/models/{MODEL}").json()
-    metrics = samples(run.http.get("/metrics").text)
+    info = run.client.get_model(MODEL)
+    metrics = samples(run.client.metrics())
     assert value(metrics, "acog_labels_total", **{"class": "positive"}) == m.counts.t_p
     assert value(metrics, "acog_labels_total", **{"class": "negative"}) == m.counts.t_n
     assert value(metrics, "acog_mistakes_total", **{"class": "positive"}) == m.counts.m_p
@@ -132,8 +122,9 @@ def test_values_equal_the_measures_computed_directly(run: Run) -> None:
     assert value(metrics, "acog_rho_estimate") == m.rho_estimate
     assert value(metrics, "acog_rho") == m.rho_estimate  # sum objective, rho "auto": the Laplace estimate
     assert value(metrics, "acog_model_version") == N
-    assert value(metrics, "acog_updates_total") == info["state"]["updates"] > 0
-    assert value(metrics, "acog_eta_selected") == info["state"]["eta"]["selected"]
+    assert info.state is not None
+    assert value(metrics, "acog_updates_total") == info.state["updates"] > 0
+    assert value(metrics, "acog_eta_selected") == info.state["eta"]["selected"]
     for name, expected in (("sum", m.weighted_sum), ("cost", m.weighted_cost)):
         assert (
             value(metrics, f"acog_window_weighted_{name}", window="1000") == expected
@@ -153,21 +144,21 @@ def test_values_equal_the_measures_computed_directly(run: Run) -> None:
 
 def test_pending_predictions_then_their_expiry(run: Run) -> None:
     deadline = time.monotonic() + 10
-    metrics = samples(run.http.get("/metrics").text)
+    metrics = samples(run.client.metrics())
     while value(metrics, "acog_pending_predictions") != 7:  # counted by the maintenance loop
         assert time.monotonic() < deadline, value(metrics, "acog_pending_predictions")
         time.sleep(0.1)
-        metrics = samples(run.http.get("/metrics").text)
+        metrics = samples(run.client.metrics())
     while value(metrics, "acog_pending_expired_total") != 7:  # the label window is 3 s
         assert time.monotonic() < deadline + 5
         time.sleep(0.2)
-        metrics = samples(run.http.get("/metrics").text)
+        metrics = samples(run.client.metrics())
     assert value(metrics, "acog_pending_predictions") == 0
 
 
 def test_checkpoint_age_restarts_at_a_checkpoint(run: Run) -> None:
-    assert run.http.post(f"/models/{MODEL}/checkpoint").json()["written"] in (True, False)
-    assert value(samples(run.http.get("/metrics").text), "acog_checkpoint_age_seconds") < 5
+    assert run.client.checkpoint(MODEL).written in (True, False)
+    assert value(samples(run.client.metrics()), "acog_checkpoint_age_seconds") < 5
 
 
 def test_a_real_prometheus_scrapes_the_service(run: Run, tmp_path: Path) -> None:
@@ -178,7 +169,7 @@ def test_a_real_prometheus_scrapes_the_service(run: Run, tmp_path: Path) -> None
         result = prometheus.wait_for('acog_weighted_sum{model="default"}')
         assert float(result[0]["value"][1]) == expected
         queries = dashboard_queries(load_dashboard())
-        run.http.post("/predict", json={"features": [1.0] * 24})  # a second sample for rate()
+        run.client.predict([1.0] * 24)  # a second sample for rate()
         time.sleep(2.5)
         empty = [q.expr for q in queries if not prometheus.query(q.expr)]
         assert not empty, f"dashboard queries without data against the live service: {empty}"

@@ -43,12 +43,14 @@ others -1; otherwise labels in {-1, +1} are kept, labels in {0, 1} map 1 -> +1 a
 anything else is an error.
 
 Modules: :mod:`.dataset` (the record), :mod:`.labels`, :mod:`.compression`, :mod:`.libsvm`,
-:mod:`.dense` (``.mat`` and ESL text), :mod:`.registry` (names and :func:`load`) and :mod:`.rows`.
+:mod:`.dense` (``.mat`` and ESL text), :mod:`.csv_table` (the OLI2DS code's label-last CSV),
+:mod:`.registry` (names and :func:`load`) and :mod:`.rows`.
 
 Only numpy, scipy and the standard library are imported at module level; scikit-learn and
 river are imported lazily, inside the ``sklearn:`` and ``river:`` loaders.
 """
 
+from .csv_table import read_label_last_csv
 from .dataset import Dataset
 from .dense import read_esl_zip, read_mat
 from .labels import map_labels
@@ -68,6 +70,7 @@ __all__ = [
     "load",
     "map_labels",
     "read_esl_zip",
+    "read_label_last_csv",
     "read_libsvm",
     "read_mat",
 ]

@@ -144,18 +144,16 @@ def _read_libsvm_raw(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     return raw_labels, indptr, idx - 1, vals, max_index
 
 
-def read_libsvm(
+def read_libsvm_raw(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
     n_features: int | None = None,
-    positive_label: float | None = None,
-    name: str | None = None,
-) -> Dataset:
-    """Read one or more LIBSVM text files (plain/gz/bz2/xz), rows concatenated in the given order.
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``(X, labels)``: one or more LIBSVM files, rows concatenated in the given order, with the labels
+    as written (float64, e.g. the class numbers 1, 2, 3 of a multi-class file).
 
     Indices are 1-based in the file and 0-based in ``X``. ``n_features`` fixes the width (an
-    index above it is an error); by default it is the largest index seen. Labels are mapped by
-    :func:`map_labels` with ``positive_label``.
+    index above it is an error); by default it is the largest index seen.
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -176,10 +174,29 @@ def read_libsvm(
     indices = np.concatenate([p[3] for p in parts])
     values = np.concatenate([p[4] for p in parts])
     raw = np.concatenate([p[1] for p in parts])
-    X = _canonical_csr(indptr, indices, values, (raw.size, width))
+    return _canonical_csr(indptr, indices, values, (raw.size, width)), raw
+
+
+def read_libsvm(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    n_features: int | None = None,
+    positive_label: float | None = None,
+    name: str | None = None,
+) -> Dataset:
+    """Read one or more LIBSVM text files (plain/gz/bz2/xz), rows concatenated in the given order.
+
+    Indices are 1-based in the file and 0-based in ``X``. ``n_features`` fixes the width (an
+    index above it is an error); by default it is the largest index seen. Labels are mapped by
+    :func:`map_labels` with ``positive_label``.
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    files = [Path(p) for p in paths]
+    X, raw = read_libsvm_raw(files, n_features=n_features)
     y = map_labels(raw, positive_label)
     return Dataset(
-        name=name or files[0].name,
+        name=name or (files[0].name if files else ""),
         X=X,
         y=y,
         permutations=None,

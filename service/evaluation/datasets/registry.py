@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .csv_table import read_label_last_csv
 from .dataset import Dataset
 from .dense import read_esl_zip, read_mat
 from .labels import map_labels
@@ -99,6 +100,28 @@ REGISTRY: dict[str, DatasetSpec] = {
         n_features=256,
         positive_label=0,
         description="USPS (ESL zip.train), 7291 x 256; digit 0 -> +1, digits 1..9 -> -1 (1194 : 6097)",
+    ),
+    # The OLI2DS reference code's data sets (label in the last column, +1 as the code reads it).
+    "wdbc": DatasetSpec(
+        files=("oli2ds/wdbc.csv.xz",),
+        reader=read_label_last_csv,
+        n_features=30,
+        positive_label=None,
+        description="WDBC as the OLI2DS code ships it, 569 x 30, +1 = malignant (212 : 357)",
+    ),
+    "credit-a": DatasetSpec(
+        files=("oli2ds/credit-a.csv.xz",),
+        reader=read_label_last_csv,
+        n_features=15,
+        positive_label=None,
+        description="UCI credit approval as the OLI2DS code ships it, 653 x 15 (296 : 357)",
+    ),
+    "splice": DatasetSpec(
+        files=("oli2ds/splice.csv.xz",),
+        reader=read_label_last_csv,
+        n_features=60,
+        positive_label=None,
+        description="UCI splice junction as the OLI2DS code ships it, 3175 x 60, bases 0-3 (1648 : 1527)",
     ),
 }
 """The shared data sets by name (files relative to the data set directory)."""

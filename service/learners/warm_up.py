@@ -1,0 +1,109 @@
+"""Compile (or load from the disk cache) exactly the kernels a set of learners needs.
+
+Numba compiles a kernel the first time it is called with a new combination of argument
+types. For a learner those types are fixed by its algorithm (its state and params records)
+and by the input form (a dense vector is canonicalised by one kernel, a sparse pair or a
+scipy row by another); the hyper-parameter *values*, the dimension, the intercept and the
+``eta="auto"``/``loss="auto"`` ensembles (whose members are ordinary learners of one
+algorithm) change none of them. So one tiny learner per algorithm, taken through both call
+paths (``score``/``learn``, and ``run``) with both input forms, compiles everything a model
+of that algorithm will ever run, plus :func:`service.normalization.unit_l2_rows`, which every
+L2-normalised request goes through.
+
+With :func:`service.jit_cache.configure` called by the process, numba loads the machine code
+from the cache directory when it is there; a warm-up in a process that already ran the
+kernels only re-runs the tiny learners (microseconds).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .. import jit_cache
+from ..normalization import unit_l2
+from .base import Learner, OnlineLearner
+from .errors import InvalidParameter
+
+
+@runtime_checkable
+class ResolvesAlgorithm(Protocol):
+    """A model configuration (:class:`service.model_config.ModelConfig`) that names its algorithm."""
+
+    def resolved_algorithm(self) -> str: ...
+
+
+Target = str | OnlineLearner | ResolvesAlgorithm
+"""An algorithm name (``"ssacog"``, or an ensemble's ``"auto:acog"``), a learner, or a model
+configuration."""
+
+
+@dataclass(frozen=True, slots=True)
+class WarmUp:
+    """What :func:`warm_up` did: the algorithms it ran, the kernel specialisations numba
+    compiled and those it loaded from the disk cache (``name(types)`` each), and the time."""
+
+    algorithms: tuple[str, ...]
+    compiled: tuple[str, ...]
+    loaded: tuple[str, ...]
+    seconds: float
+
+
+def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
+    """Compile or load the kernels the learners of ``targets`` need (every registered algorithm
+    when ``None``); both call paths, both input forms. Raises :class:`InvalidParameter` for an
+    unknown algorithm name."""
+    from . import ALGORITHMS
+
+    names = sorted({_algorithm(t) for t in targets} if targets is not None else set(ALGORITHMS))
+    unknown = [n for n in names if n not in ALGORITHMS]
+    if unknown:
+        raise InvalidParameter(
+            "algorithm", f"unknown algorithm {unknown[0]!r} (known: {', '.join(ALGORITHMS)})"
+        )
+    before = _specialisations()
+    start = time.perf_counter()
+    for name in names:
+        _exercise(ALGORITHMS[name])
+    unit_l2(np.array([3.0, 4.0]))
+    seconds = time.perf_counter() - start
+    compiled: list[str] = []
+    loaded: list[str] = []
+    for dispatcher in jit_cache.kernels():
+        hits = dispatcher.stats.cache_hits
+        for signature in set(dispatcher.signatures) - before.get(id(dispatcher), set()):
+            label = f"{dispatcher.py_func.__qualname__}{tuple(str(t) for t in signature)}"
+            (loaded if hits.get(signature) else compiled).append(label)
+    return WarmUp(tuple(names), tuple(sorted(compiled)), tuple(sorted(loaded)), seconds)
+
+
+def _algorithm(target: Target) -> str:
+    if isinstance(target, str):
+        name = target
+    elif isinstance(target, ResolvesAlgorithm):
+        name = target.resolved_algorithm()
+    else:
+        name = target.algorithm
+    return name.removeprefix("auto:")
+
+
+def _exercise(cls: type[Learner]) -> None:
+    """One learner of ``cls`` through ``score``/``learn`` (dense and sparse) and ``run``."""
+    params: dict[str, Any] = {"sketch_size": 2} if "sketch_size" in cls.param_spec() else {}
+    learner = cls(3, fit_intercept=True, **params)
+    dense, pair = np.array([0.6, 0.0, 0.8]), (np.array([1]), np.array([1.0]))
+    learner.score(dense)
+    learner.score(pair)
+    learner.learn(dense, 1)
+    learner.learn(pair, -1)
+    learner.run(np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1]))
+    _ = learner.rho
+    learner.weights()
+
+
+def _specialisations() -> dict[int, set[Any]]:
+    return {id(d): set(d.signatures) for d in jit_cache.kernels()}
