@@ -71,7 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
         logging.getLogger("acog").info("embedded Redis at %s for %d workers", embedded.url, args.workers)
     prepare_multiprocess_metrics()
     try:
-        uvicorn.run("service.api.app:create_app", factory=True, workers=args.workers, **options)  # type: ignore[arg-type]
+        uvicorn.run("service.worker:create_app", factory=True, workers=args.workers, **options)  # type: ignore[arg-type]
     finally:
         if embedded is not None:
             embedded.close()

@@ -22,16 +22,21 @@ async def healthz() -> Health:
 
 @router.get("/readyz", response_model=Health, responses={503: {"model": Health}})
 async def readyz(engine: EngineDep, settings: SettingsDep) -> Health | JSONResponse:
+    """Ready: the models are loaded, their kernels compiled, and the store accepts writes (not only
+    answers: a Redis out of memory or unable to write its append-only file answers reads)."""
     auth = "open" if is_open(settings) else "keys"
+
+    def unavailable(status: str, detail: str) -> JSONResponse:
+        return JSONResponse(Health(status=status, detail=detail, auth=auth).model_dump(), status_code=503)
+
+    if engine.store_lost is not None:
+        return unavailable("store_lost", engine.store_lost)
     try:
-        await engine.ping()
+        await engine.store.check_writable()
     except StoreUnavailable as exc:
-        body = Health(status="unavailable", detail=f"store unreachable: {exc}", auth=auth)
-        return JSONResponse(body.model_dump(), status_code=503)
+        return unavailable("unavailable", f"store refuses writes: {exc}")
     if not engine.ready:
-        return JSONResponse(
-            Health(status="starting", detail="models are loading", auth=auth).model_dump(), status_code=503
-        )
+        return unavailable("starting", "models are loading")
     return Health(status="ready", auth=auth, models=len(engine.views()))
 
 

@@ -50,6 +50,7 @@ from model_store import (
 )
 
 from ..features import FeatureError
+from ..learners import warm_up
 from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
 from ..settings import Settings
@@ -148,7 +149,12 @@ class Engine:
         """Check the store, recover every model, create the default one if needed, then follow."""
         await self._open_store()
         position = await self.store.control_position()
-        for record in await self.store.load_models():
+        records = await self.store.load_models()
+        await self._warm_up(
+            [r.config for r in records]
+            + ([dict(self.settings.default_model)] if self.settings.default_model else [])
+        )
+        for record in records:
             await self._install(record)
         default = self.settings.default_model
         if default is not None:
@@ -207,6 +213,30 @@ class Engine:
             await replica.stop(ModelUnavailable("model", "migrated"))
         await self.store.finish_layout_migration()
 
+    async def _warm_up(self, configs: Sequence[dict[str, Any]]) -> None:
+        """Compile, or load from the kernel cache, every kernel these models need, before they serve:
+        a request never waits for numba (a cold compile takes tens of seconds)."""
+        targets = []
+        for raw in configs:
+            spec = {k: v for k, v in raw.items() if k != "name"}
+            try:
+                targets.append(
+                    ModelConfig.model_validate(spec).resolved_algorithm(self.settings.memory_budget_bytes)
+                )
+            except ValueError:
+                continue  # refused later, where the model is loaded or created
+        if not targets:
+            return
+        done = await asyncio.to_thread(warm_up, targets)
+        if done.compiled:
+            log.info(
+                "compiled %d kernel specialisations for %s in %.1f s (loaded %d from the cache)",
+                len(done.compiled),
+                ", ".join(done.algorithms),
+                done.seconds,
+                len(done.loaded),
+            )
+
     def _new_replica(self, record: ModelRecord) -> ModelReplica | None:
         try:
             config = ModelConfig.model_validate(record.config)
@@ -230,6 +260,7 @@ class Engine:
             self.failed.pop(record.name, None)
             replica = self._new_replica(record)
             if replica is not None:
+                await self._warm_up([record.config])
                 await replica.start()
                 self.replicas[record.name] = replica
             else:
