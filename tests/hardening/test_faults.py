@@ -293,7 +293,7 @@ def test_a_full_disk_is_503_and_corrupts_no_checkpoint(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def labels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    env = {"ACOG_LABEL_TTL_SECONDS": "1", "ACOG_DUPLICATE_TTL_SECONDS": "1"}
+    env = {"ACOG_LABEL_TTL_SECONDS": "3", "ACOG_DUPLICATE_TTL_SECONDS": "3"}
     with start(tmp_path_factory, "labels", env) as run:  # the embedded store
         yield run
 
@@ -330,7 +330,7 @@ def test_a_label_after_the_duplicate_window_is_expired_and_changes_nothing(label
     assert api.label(pid, 1)["applied"]
     assert api.label(pid, 1)["duplicate"]
     before = api.state("window")
-    time.sleep(1.6)  # past the label window and the duplicate window
+    time.sleep(3.6)  # past the label window and the duplicate window
     response = api.http.post("/feedback", json={"prediction_id": pid, "label": 1})
     assert_refused(response, 404, "prediction_id", "expired")
     assert api.state("window") == before

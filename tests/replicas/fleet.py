@@ -171,16 +171,15 @@ def served(
     return scores, (m["t_p"], m["t_n"], m["m_p"], m["m_n"]), state["version"]
 
 
-def wait_for_version(replica: ServiceProcess, model: str, version: int, within: float = 10.0) -> float:
-    """Seconds until ``replica`` reports at least ``version`` of ``model``."""
+def wait_for_version(replica: ServiceProcess, model: str, version: int, within: float = 30.0) -> float:
+    """Seconds until ``replica`` serves ``model`` at ``version`` or later (it may not know the model yet)."""
     start = time.monotonic()
     while True:
-        state = call(replica, "GET", f"/models/{model}")["state"]
-        if state["version"] >= version:
+        response = httpx.get(f"{replica.url}/models/{model}", timeout=30)
+        if response.status_code == 200 and response.json()["state"]["version"] >= version:
             return time.monotonic() - start
-        assert time.monotonic() - start < within, (
-            f"{replica.url} stuck at version {state['version']} < {version}"
-        )
+        assert response.status_code in (200, 404), response.text
+        assert time.monotonic() - start < within, f"{replica.url} is not at version {version}: {response.text}"
         time.sleep(0.01)
 
 
