@@ -222,7 +222,11 @@ class ModelConfig(BaseModel):
     def pinned(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> ModelConfig:
         """This configuration with the algorithm resolved, as stored with a generation: a later
         change of the memory budget must not change the learner of an existing model."""
-        return self.model_copy(update={"algorithm": self.resolved_algorithm(memory_budget)})
+        algorithm = self.resolved_algorithm(memory_budget)
+        update: dict[str, Any] = {"algorithm": algorithm}
+        if "loss" in self._batched_params(algorithm):  # sdrogd, pegasos: the default loss is II
+            update["loss"] = self._batched_params(algorithm)["loss"]
+        return self.model_copy(update=update)
 
     def learner_params(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict[str, Any]:
         """Keyword arguments of :func:`service.learners.create`: only those the algorithm takes."""
