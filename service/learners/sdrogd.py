@@ -228,6 +228,13 @@ def choice(name: str, options: tuple[str, ...]) -> Any:
     return check
 
 
+def positive_lam(value: Any) -> float:
+    v = _real("lam", value)
+    if not v > 0.0:
+        raise InvalidParameter("lam", f"must be > 0 (the step is 1 / (lam t)), got {value!r}")
+    return v
+
+
 MAX_BATCH = 1_000_000
 
 
@@ -345,7 +352,7 @@ class Pegasos(_Batched):
 
     algorithm = "pegasos"
     own_params: ClassVar = {
-        "lam": (1.0, lambda v: _positive_lam(v)),
+        "lam": (1.0, positive_lam),
         "batch_size": (60, batch),
         "loss": ("II", loss_kind),
     }
@@ -359,10 +366,3 @@ class Pegasos(_Batched):
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim), "g": np.zeros(self.dim), "tally": np.zeros(3, dtype=np.int64)}
-
-
-def _positive_lam(value: Any) -> float:
-    v = _real("lam", value)
-    if not v > 0.0:
-        raise InvalidParameter("lam", f"must be > 0 (the step is 1 / (lam t)), got {value!r}")
-    return v
