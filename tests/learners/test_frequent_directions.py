@@ -96,3 +96,19 @@ def test_flipping_the_signs_of_singular_vectors_changes_nothing() -> None:
     assert not np.array_equal(plain["B"], other["B"])  # the rows did change sign
     np.testing.assert_allclose(plain["B"].T @ plain["B"], other["B"].T @ other["B"], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(plain["w"], other["w"], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("d", [5, 40, 300])
+def test_the_wide_path_factorises_like_lapacks_svd(d: int) -> None:
+    """``thin_svd`` goes through a QR of B' when d >= 4 r: same singular values, same B'B."""
+    from service.learners.frequent_directions import thin_svd
+
+    rng = np.random.default_rng(d)
+    B = rng.normal(size=(8, d)) * rng.lognormal(size=(8, 1))
+    sigma, V = thin_svd(B)
+    expected = np.linalg.svd(B, compute_uv=False)
+    np.testing.assert_allclose(sigma, expected, rtol=1e-12, atol=1e-12 * expected[0])
+    np.testing.assert_allclose(V @ V.T, np.eye(V.shape[0]), atol=1e-12)
+    np.testing.assert_allclose(
+        (sigma[:, None] * V).T @ (sigma[:, None] * V), B.T @ B, atol=1e-10 * expected[0] ** 2
+    )
