@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..jit_cache import kernel
 from .inputs import SparseVector, canonical
-from .jit import kernel
 
 EPS = float(np.finfo(np.float64).eps)
 

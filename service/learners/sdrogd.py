@@ -37,19 +37,18 @@ from __future__ import annotations
 
 import math
 from collections import namedtuple
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from . import driver
+from ..jit_cache import kernel
 from .base import Learner, _real, loss_kind, positive_int
 from .covariance import DEFAULT_MEMORY_BUDGET, memory_budget
-from .driver import sparse_dot, sparse_sq_norm
+from .driver import sparse_sq_norm
 from .errors import InvalidParameter
-from .first_order import add_scaled
+from .first_order import add_scaled, linear_score
 from .frequent_directions import fd_insert
-from .jit import kernel
-from .losses import cost_sensitive_loss, loss_code
+from .losses import Loss, cost_sensitive_loss
 
 SDROGDState = namedtuple("SDROGDState", ["counts", "w", "g", "sums", "sketch", "tally"])
 """``sums`` rows: s (all), s_+ , s_-; ``tally``: k, t, filled, N_+, N_-, refused, skipped."""
@@ -59,21 +58,27 @@ PegasosState = namedtuple("PegasosState", ["counts", "w", "g", "tally"])
 K, T, FILLED, N_POS, N_NEG, REFUSED, SKIPPED = range(7)
 P_K, P_T, P_REFUSED = range(3)
 
-# hp layout (float64 vectors the kernels read)
-H_ETA, H_LAM, H_BATCH, H_PRINTED, H_UPPER, H_LOSS = range(6)
-HP_LAM, HP_BATCH, HP_LOSS = range(3)
+
+class SDROGDParams(NamedTuple):
+    lda_weight: float  # the paper's eta
+    lam: float
+    batch_size: int
+    printed: int  # 1: eq. (17) as printed, -u(u'w); 0: expanded, -eta u(u'w)
+    upper: int  # 1: the top l sketch rows (the paper's C); 0: all 2l
+    loss: int  # a Loss
+
+
+class PegasosParams(NamedTuple):
+    lam: float
+    batch_size: int
+    loss: int  # a Loss
 
 
 # --------------------------------------------------------------------------- kernels
 
 
 @kernel
-def linear_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
-    return sparse_dot(st.w, idx, val)
-
-
-@kernel
-def hinge_part(st: Any, kind: float, idx: np.ndarray, val: np.ndarray, y: int, score: float,
+def hinge_part(st: Any, kind: int, idx: np.ndarray, val: np.ndarray, y: int, score: float,
                rho: float) -> float:  # fmt: skip
     """Add the example's hinge sub-gradient to the batch sum ``g``; returns the loss."""
     loss, c = cost_sensitive_loss(kind, y, score, rho)
@@ -93,18 +98,18 @@ def accept(w: np.ndarray, new: np.ndarray) -> bool:
 
 
 @kernel
-def scatter_times(st: Any, hp: np.ndarray, w: np.ndarray) -> np.ndarray:
+def scatter_times(st: Any, p: SDROGDParams, w: np.ndarray) -> np.ndarray:
     """``z = R_hat w`` by eq. (17): O(l d), no ``d x d`` matrix."""
     tally = st.tally
-    eta = hp[H_ETA]
+    eta = p.lda_weight
     n_pos, n_neg = tally[N_POS], tally[N_NEG]
     n = float(n_pos + n_neg)
     u = st.sums[0] / n
     rows = tally[FILLED]
-    if hp[H_UPPER] != 0.0:
+    if p.upper:
         rows = min(rows, st.sketch.shape[0] // 2)
     B = st.sketch[:rows]
-    mean_weight = 1.0 if hp[H_PRINTED] != 0.0 else eta
+    mean_weight = 1.0 if p.printed else eta
     z = eta * (B.T @ (B @ w)) / n - mean_weight * u * (u @ w)
     for c in range(2):
         n_c = n_pos if c == 0 else n_neg
@@ -115,7 +120,7 @@ def scatter_times(st: Any, hp: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def sdrogd_step(st: Any, hp: np.ndarray) -> bool:
+def sdrogd_step(st: Any, p: SDROGDParams) -> bool:
     """The batch's step; returns whether ``w`` moved. A no-op on an empty batch."""
     tally = st.tally
     k = tally[K]
@@ -123,8 +128,8 @@ def sdrogd_step(st: Any, hp: np.ndarray) -> bool:
         return False
     t = tally[T] + 1
     w = st.w
-    z = scatter_times(st, hp, w)
-    new = w - (1.0 / t) * (hp[H_LAM] * w + z - st.g / k)
+    z = scatter_times(st, p, w)
+    new = w - (1.0 / t) * (p.lam * w + z - st.g / k)
     moved = accept(w, new)
     if moved:
         tally[T] = t
@@ -136,13 +141,13 @@ def sdrogd_step(st: Any, hp: np.ndarray) -> bool:
 
 
 @kernel
-def sdrogd_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def sdrogd_update(st: Any, p: SDROGDParams, idx: np.ndarray, val: np.ndarray, y: int,
                   score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
     tally, sums = st.tally, st.sums
     if not np.isfinite(sparse_sq_norm(val)):  # ||x||^2 overflows: the sketch could not hold it
         tally[SKIPPED] += 1
         return 0.0, False
-    loss = hinge_part(st, hp[H_LOSS], idx, val, y, score, rho)
+    loss = hinge_part(st, p.loss, idx, val, y, score, rho)
     tally[K] += 1
     c = 1 if y > 0 else 2
     tally[N_POS if y > 0 else N_NEG] += 1
@@ -150,19 +155,19 @@ def sdrogd_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: 
         sums[0, idx[j]] += val[j]
         sums[c, idx[j]] += val[j]
     tally[FILLED] = fd_insert(st.sketch, tally[FILLED], idx, val)
-    if tally[K] == int(hp[H_BATCH]):
-        return loss, sdrogd_step(st, hp)
+    if tally[K] == p.batch_size:
+        return loss, sdrogd_step(st, p)
     return loss, False
 
 
 @kernel
-def pegasos_step(st: Any, hp: np.ndarray) -> bool:
+def pegasos_step(st: Any, p: PegasosParams) -> bool:
     tally = st.tally
     k = tally[P_K]
     if k == 0:
         return False
     t = tally[P_T] + 1
-    lam = hp[HP_LAM]
+    lam = p.lam
     w = st.w
     new = w - (1.0 / (lam * t)) * (lam * w - st.g / k)
     moved = accept(w, new)
@@ -176,17 +181,13 @@ def pegasos_step(st: Any, hp: np.ndarray) -> bool:
 
 
 @kernel
-def pegasos_update(st: Any, hp: np.ndarray, idx: np.ndarray, val: np.ndarray, y: int,
+def pegasos_update(st: Any, p: PegasosParams, idx: np.ndarray, val: np.ndarray, y: int,
                    score: float, rho: float) -> tuple[float, bool]:  # fmt: skip
-    loss = hinge_part(st, hp[HP_LOSS], idx, val, y, score, rho)
+    loss = hinge_part(st, p.loss, idx, val, y, score, rho)
     st.tally[P_K] += 1
-    if st.tally[P_K] == int(hp[HP_BATCH]):
-        return loss, pegasos_step(st, hp)
+    if st.tally[P_K] == p.batch_size:
+        return loss, pegasos_step(st, p)
     return loss, False
-
-
-driver.register(SDROGDState, linear_score, sdrogd_update)
-driver.register(PegasosState, linear_score, pegasos_update)
 
 
 # --------------------------------------------------------------------------- parameters
@@ -264,18 +265,17 @@ class _Batched(Learner):
     def flush(self) -> bool:
         """Step on the partial batch now (the reproduction protocol does, at the end of the
         training pass; the service never does). Returns whether ``w`` moved."""
-        return bool(type(self)._step_kernel(self._st, self._hp))
+        self._refuse_if_borrowed()
+        return bool(type(self)._step_kernel(self._st, self._kernel_params))
 
     def describe(self) -> dict[str, Any]:
-        """Labels since the last step, steps taken and steps refused (``w`` would not be finite)."""
+        """``{"batch": ...}``: the batch size, the labels since the last step, the steps taken and
+        the steps refused (``w`` would not have been finite)."""
         tally = self._arrays["tally"]
         k, t, refused = (int(tally[i]) for i in self._slots)
-        return {
-            "batch_size": self.params["batch_size"],
-            "labels_since_step": k,
-            "steps": t,
-            "refused_steps": refused,
-        }
+        batch = {"size": self.params["batch_size"], "labels_since_step": k, "steps": t}
+        batch["refused_steps"] = refused
+        return {**super().describe(), "batch": batch}
 
 
 class SDROGD(_Batched):
@@ -297,6 +297,8 @@ class SDROGD(_Batched):
         "memory_budget": (DEFAULT_MEMORY_BUDGET, memory_budget),
     }
     state_type = SDROGDState
+    params_type = SDROGDParams
+    kernels = (linear_score, sdrogd_update)
     _step_kernel = sdrogd_step
     _slots = (K, T, REFUSED)
 
@@ -317,16 +319,16 @@ class SDROGD(_Batched):
                 f"{budget / 2**20:.1f} MiB. Lower sketch_fraction, use pegasos, or raise memory_budget.",
             )
 
-    def _hyper(self) -> list[float]:
+    def kernel_params(self) -> SDROGDParams:
         p = self.params
-        return [
-            p["lda_weight"],
-            p["lam"],
-            float(p["batch_size"]),
-            1.0 if p["eq17"] == "printed" else 0.0,
-            1.0 if p["sketch_rows"] == "upper" else 0.0,
-            loss_code(p["loss"]),
-        ]
+        return SDROGDParams(
+            lda_weight=float(p["lda_weight"]),
+            lam=float(p["lam"]),
+            batch_size=int(p["batch_size"]),
+            printed=int(p["eq17"] == "printed"),
+            upper=int(p["sketch_rows"] == "upper"),
+            loss=int(Loss[p["loss"]]),
+        )
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         d = self.dim
@@ -339,12 +341,14 @@ class SDROGD(_Batched):
         }
 
     def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "sketch_size": self.sketch_size,
-            "sketch_rows_in_use": int(self._arrays["tally"][FILLED]),
-            "skipped_examples": int(self._arrays["tally"][SKIPPED]),
+        """Adds ``"sketch"``: ``l``, the rows in use (of ``2l``) and the examples skipped whole."""
+        tally = self._arrays["tally"]
+        sketch = {
+            "size": self.sketch_size,
+            "rows_in_use": int(tally[FILLED]),
+            "skipped_examples": int(tally[SKIPPED]),
         }
+        return {**super().describe(), "sketch": sketch}
 
 
 class Pegasos(_Batched):
@@ -357,12 +361,14 @@ class Pegasos(_Batched):
         "loss": ("II", loss_kind),
     }
     state_type = PegasosState
+    params_type = PegasosParams
+    kernels = (linear_score, pegasos_update)
     _step_kernel = pegasos_step
     _slots = (P_K, P_T, P_REFUSED)
 
-    def _hyper(self) -> list[float]:
+    def kernel_params(self) -> PegasosParams:
         p = self.params
-        return [p["lam"], float(p["batch_size"]), loss_code(p["loss"])]
+        return PegasosParams(lam=float(p["lam"]), batch_size=int(p["batch_size"]), loss=int(Loss[p["loss"]]))
 
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return {"w": np.zeros(self.dim), "g": np.zeros(self.dim), "tally": np.zeros(3, dtype=np.int64)}

@@ -38,6 +38,7 @@ would make ``w`` non-finite is refused: ``w`` and ``t`` stay, the batch is clear
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any
@@ -170,6 +171,26 @@ def _finish_step(m: dict[str, Any], new: np.ndarray, t: int) -> None:
         m["refused"] += 1
     m["g"] = np.zeros_like(m["g"])
     m["k"] = 0
+
+
+Step = Callable[[dict[str, Any], np.ndarray, int, dict[str, Any], float], dict[str, Any]]
+
+
+def pure(step: Callable[..., None]) -> Step:
+    """``step`` in the contract's shape ``(state, x, y, params, rho) -> state'`` (a copy; the
+    argument is left alone), as :data:`service.learners.reference.STEPS` holds every algorithm."""
+
+    def apply(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> dict[str, Any]:
+        out = copy.deepcopy(m)
+        step(out, x, y, p, rho)
+        return out
+
+    return apply
+
+
+def initial_state(algorithm: str, d: int, p: dict[str, Any]) -> dict[str, Any]:
+    """:func:`initial_model` with ``l`` from ``p`` (Pegasos ignores the sketch)."""
+    return initial_model(d, sketch_size(d, p.get("sketch_fraction", 0.1)) if algorithm == "sdrogd" else 1)
 
 
 def run(algorithm: str, X: np.ndarray, y: np.ndarray, svd: Svd = numpy_svd, **params: Any) -> dict[str, Any]:

@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from service.cli import main
 from service.evaluation import sdrogd as protocol
 from service.evaluation.datasets import load
-from service.evaluation.sdrogd_grid import grid_pass
 from service.learners import create
+from service.learners.sdrogd_grid import grid_pass
 from tests.conftest import dataset_path
 
 
@@ -35,7 +35,8 @@ def test_grid_pass_equals_one_learner_per_setting(variant: dict) -> None:
         learner.run(X, y)
         learner.flush()
         np.testing.assert_allclose(W[j], learner.weights(), rtol=1e-9, atol=1e-12)
-        assert (steps[j], refused[j]) == (learner.describe()["steps"], learner.describe()["refused_steps"])
+        batch = learner.describe()["batch"]
+        assert (steps[j], refused[j]) == (batch["steps"], batch["refused_steps"])
 
 
 def test_protocol_on_german_reduced_grid() -> None:

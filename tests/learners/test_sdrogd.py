@@ -45,7 +45,7 @@ def test_reference_vector_of_the_spec(variant: str) -> None:
         if learner.learn(x, int(y)).updated:
             fast.append(learner.weights())
     np.testing.assert_allclose(fast, EXPECTED[variant], rtol=0, atol=1e-9)
-    assert learner.describe()["steps"] == 3
+    assert learner.describe()["batch"]["steps"] == 3
 
 
 def test_with_l_at_least_d_the_step_uses_the_exact_scatter_matrices() -> None:
@@ -108,8 +108,8 @@ def test_numba_learner_follows_the_reference(algorithm: str, params: dict, inter
     result = learner.run(X, y)
     np.testing.assert_allclose(result.scores, m["scores"], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(learner.weights(), m["w"], rtol=1e-9, atol=1e-9)
-    assert learner.describe()["steps"] == m["t"]
-    assert learner.describe()["labels_since_step"] == m["k"]
+    assert learner.describe()["batch"]["steps"] == m["t"]
+    assert learner.describe()["batch"]["labels_since_step"] == m["k"]
 
 
 @settings(max_examples=30, deadline=None)
@@ -141,7 +141,7 @@ def test_a_step_that_would_not_be_finite_is_refused_and_counted() -> None:
     for _ in range(4):
         learner.learn(big, 1)
         learner.learn(-big, -1)
-    described = learner.describe()
+    described = learner.describe()["batch"]
     assert described["steps"] == 1 and described["refused_steps"] == 3
     assert np.all(np.isfinite(learner.to_state()["w"]))
     assert described["labels_since_step"] == 0
@@ -155,7 +155,7 @@ def test_an_example_whose_squared_norm_overflows_is_skipped_whole() -> None:
     before = learner.to_state()
     learner.learn(np.array([1e155, 1e155]), -1)
     after = learner.to_state()
-    assert learner.describe()["skipped_examples"] == 1
+    assert learner.describe()["sketch"]["skipped_examples"] == 1
     for key in ("w", "g", "sums", "sketch"):
         assert np.array_equal(before[key], after[key])
 
@@ -164,13 +164,11 @@ def test_flush_steps_on_the_partial_batch() -> None:
     learner = create("sdrogd", n_features=3, batch_size=60)
     for x, y in zip(X_REF, Y_REF, strict=True):
         learner.learn(x, int(y))
-    assert learner.describe() | {"sketch_rows_in_use": 0} == {
-        "batch_size": 60, "labels_since_step": 9, "steps": 0, "refused_steps": 0,
-        "sketch_size": 1, "sketch_rows_in_use": 0, "skipped_examples": 0,
-    }  # fmt: skip
+    assert learner.describe()["batch"] == {"size": 60, "labels_since_step": 9, "steps": 0, "refused_steps": 0}
+    assert learner.describe()["sketch"]["size"] == 1
     assert not learner.weights().any()
     assert learner.flush() and learner.weights().any()
-    assert learner.describe()["labels_since_step"] == 0 and not learner.flush()
+    assert learner.describe()["batch"]["labels_since_step"] == 0 and not learner.flush()
 
 
 def test_memory_budget_covers_the_sketch() -> None:

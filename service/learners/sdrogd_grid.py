@@ -13,6 +13,8 @@ paper's hinge)::
 The shrinks (one SVD per ``l`` or more inserts), which dominate at large ``l``, are paid once
 instead of ``G`` times. It equals ``G`` separate learners up to the rounding of a matrix product
 against matrix-vector products (tested to 1e-9 in ``tests/evaluation/test_sdrogd_protocol.py``).
+The protocol (:mod:`service.evaluation.sdrogd`) is its one user; it lives here because kernels
+live under ``service/learners/`` (the files whose digest keys the kernel cache).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..learners.driver import sparse_sq_norm
-from ..learners.frequent_directions import fd_insert
-from ..learners.jit import kernel
+from ..jit_cache import kernel
+from .driver import sparse_sq_norm
+from .frequent_directions import fd_insert
 
 
 def grid_pass(
