@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.learners import create
+from service.learners import create, warm_up
 
 from ..support.private_redis import PrivateRedis
 from .client import Running, assert_refused, comparable, running, unit_vector
@@ -44,6 +44,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, module_redis: PrivateRedis)
         "ACOG_CHECKPOINT_EVERY_SECONDS": "3600",
         "ACOG_MAINTENANCE_INTERVAL_SECONDS": "3600",
     }
+    # compile sdrogd's kernels into the shared disk cache first (the server loads them from it):
+    # a cold compile of its linear algebra takes longer than a request may
+    warm_up(["sdrogd"])
     with running(tmp_path_factory.mktemp("sdrogd"), env) as run:
         yield run
 
