@@ -147,8 +147,9 @@ def sdrogd_cost_table(repeats: int, n: int = 5_000, nnz: int = 20) -> list[str]:
         for (idx, val), label in zip(rows, y[n // 2 :], strict=False):
             learner.learn((idx, val), int(label))
         single = (time.perf_counter() - start) / len(rows)
+        ell = learner.describe()["sketch"]["size"]
         lines.append(
-            f"| {d:,} | {learner.describe()['sketch_size']:,} | {sdrogd * 1e6:.2f} | {pegasos * 1e6:.2f} | "
+            f"| {d:,} | {ell:,} | {sdrogd * 1e6:.2f} | {pegasos * 1e6:.2f} | "
             f"{sdrogd / pegasos:.1f}x | {single * 1e6:.1f} | {learner.state_nbytes() / 2**20:.1f} |"
         )
     return lines
