@@ -13,8 +13,9 @@ import pytest
 
 from service.learners import create, warm_up
 
+from ..support.model_state import comparable, unit_vector
 from ..support.private_redis import PrivateRedis
-from .client import Running, assert_refused, comparable, running, unit_vector
+from .client import Running, assert_refused, running
 from .conftest import N_FEATURES, German
 
 CONFIG = {
