@@ -4,7 +4,7 @@
 - the paper column is the paper's text, verbatim;
 - every verdict follows the rule the section states, and every target line is right;
 - every command parses with the real parsers, and german's re-runs to the printed digits;
-- the ACOG report, when it rewrites the file, keeps this section.
+- the ACOG report, when it rewrites the file, keeps this section (``bench.report.carry_sections``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.report import carry_sections
 from bench.reproduction.cli import build_parser as build_report_parser
-from bench.reproduction.cli import marked_sections
 from bench.reproduction.sdrogd import (
     ORDER,
     PAPER,
@@ -113,7 +113,6 @@ def test_german_reruns_to_the_printed_digits() -> None:
         assert row[3] == ours
 
 
-def test_the_acog_report_keeps_marked_sections() -> None:
-    text = "# report\n\nold body\n<!-- sdrogd:begin -->\nkept\n<!-- sdrogd:end -->\n"
-    assert marked_sections(text) == "\n<!-- sdrogd:begin -->\nkept\n<!-- sdrogd:end -->\n"
-    assert marked_sections("# report\nno markers\n") == ""
+def test_the_acog_report_keeps_the_sdrogd_section() -> None:
+    old = "# report\n\nold body\n<!-- sdrogd:begin -->\nkept\n<!-- sdrogd:end -->\n"
+    assert "<!-- sdrogd:begin -->\nkept\n<!-- sdrogd:end -->" in carry_sections(old, "# report\n\nnew body\n")

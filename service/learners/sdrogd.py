@@ -49,6 +49,7 @@ from .errors import InvalidParameter
 from .first_order import add_scaled, linear_score
 from .frequent_directions import fd_insert
 from .losses import Loss, cost_sensitive_loss
+from .migration import FeatureMigration
 
 SDROGDState = namedtuple("SDROGDState", ["counts", "w", "g", "sums", "sketch", "tally"])
 """``sums`` rows: s (all), s_+ , s_-; ``tally``: k, t, filled, N_+, N_-, refused, skipped."""
@@ -267,6 +268,35 @@ class _Batched(Learner):
         training pass; the service never does). Returns whether ``w`` moved."""
         self._refuse_if_borrowed()
         return bool(type(self)._step_kernel(self._st, self._kernel_params))
+
+    def migrate_schema(self, migration: FeatureMigration) -> _Batched:
+        """This learner on a new feature schema (:mod:`service.learners.migration`), the plainest
+        honest way: ``w``, the batch sum ``g`` and (SDROGD) the class sums keep the survived
+        coordinates, 0 on new ones; SDROGD's sketch keeps its survived columns (``B[:, S]'B[:, S]``
+        is the sketch of ``X[:, S]'X[:, S]``, so the bounds carry over) and is re-inserted row by row
+        into a sketch of the new ``l``; the counters (batch, steps, class counts) continue. The
+        learner itself is left as it was."""
+        from .migration import carry_columns, carry_vector
+
+        src = migration.over_dims(bool(self.params["fit_intercept"]))
+        fresh = type(self)(migration.n_new, **self.params)
+        old, new = self._arrays, fresh._arrays
+        new["counts"][:] = old["counts"]
+        for name in ("w", "g"):
+            new[name][:] = carry_vector(old[name], src, np.zeros(fresh.dim))
+        if "sums" in old:
+            new["sums"][:] = carry_columns(old["sums"], src, fresh.dim)
+            tally = old["tally"].copy()
+            rows = carry_columns(old["sketch"][: int(tally[FILLED])], src, fresh.dim)
+            filled = 0
+            for row in rows:
+                idx = np.flatnonzero(row).astype(np.int64)
+                filled = int(fd_insert(new["sketch"], filled, idx, row[idx]))
+            tally[FILLED] = filled
+            new["tally"][:] = tally
+        else:
+            new["tally"][:] = old["tally"]
+        return fresh
 
     def describe(self) -> dict[str, Any]:
         """``{"batch": ...}``: the batch size, the labels since the last step, the steps taken and
