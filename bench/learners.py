@@ -10,6 +10,11 @@ their input conversion excluded (see ``bench/peers.py``). Best of ``--repeats`` 
 It also times SSACOG's update as the dimension grows from 10^3 to 10^6 with the number of
 non-zeros per row fixed: the per-update time must stay flat (O(m nnz + m^3), never O(d)),
 and the single-call ``learn`` latency the service pays, for a9a-sized input.
+
+SDROGD (``l = ceil(0.1 d)`` by default) and Pegasos run in the a9a table like every learner; a
+third table times SDROGD against d at fixed non-zeros per row, with ``l = 0.1 d`` (cost O(l d) per
+label: quadratic in d) and with ``l`` fixed (linear in d), beside Pegasos (O(nnz) per label and
+O(d) per step) in the same run.
 """
 
 from __future__ import annotations
@@ -116,6 +121,50 @@ def flatness_table(repeats: int, n: int = 30_000, nnz: int = 20) -> list[str]:
     return lines
 
 
+def sdrogd_cost_table(repeats: int, n: int = 5_000, nnz: int = 20) -> list[str]:
+    """SDROGD's cost per label against d (batch 60, Laplace rho), as a ratio to Pegasos at the same d."""
+    lines = [
+        f"SDROGD per label against d, {n} rows of {nnz} non-zeros, batch 60, Laplace rho; best of "
+        f"{repeats}. Pegasos (lam = 1) is the baseline of each row. Each label costs O(nnz), each shrink "
+        "one SVD of the 2l x d sketch (O(l^2 d), every l or more labels) and each step O(l d): with "
+        "l = 0.1 d the cost grows as d^2, with l fixed as d (an SVD per l labels: no O(nnz) path as "
+        "SSACOG has).",
+        "",
+        "| d | l | SDROGD us/label | Pegasos us/label | SDROGD / Pegasos | single learn() us | state MiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    cases = [(d, 0.1) for d in (100, 300, 1_000)] + [(d, 8 / d) for d in (10**3, 10**4, 10**5)]
+    for d, fraction in cases:
+        X, y = random_stream(n, d, nnz, seed=d)
+        params = {"rho": "laplace", "sketch_fraction": fraction, "memory_budget": 2**34}
+        sdrogd = best_of(repeats, ours("sdrogd", X, y, **params)) / n
+        pegasos = best_of(repeats, ours("pegasos", X, y, rho="laplace")) / n
+        learner = create("sdrogd", n_features=d, **params)
+        learner.run(X[: n // 2], y[: n // 2])
+        learner.learn((X[0].indices, X[0].data), 1)  # load the single-call code untimed
+        rows = [(X[i].indices, X[i].data) for i in range(n // 2, n // 2 + 1000)]
+        start = time.perf_counter()
+        for (idx, val), label in zip(rows, y[n // 2 :], strict=False):
+            learner.learn((idx, val), int(label))
+        single = (time.perf_counter() - start) / len(rows)
+        ell = learner.describe()["sketch"]["size"]
+        lines.append(
+            f"| {d:,} | {ell:,} | {sdrogd * 1e6:.2f} | {pegasos * 1e6:.2f} | "
+            f"{sdrogd / pegasos:.1f}x | {single * 1e6:.1f} | {learner.state_nbytes() / 2**20:.1f} |"
+        )
+    return lines
+
+
+def one_blas_thread(table: Callable[[int], list[str]], repeats: int) -> list[str]:
+    """``table(repeats)`` with BLAS on one thread (SDROGD's SVDs are small: a second OpenBLAS thread
+    mostly spins on a shared machine), and a line that says so."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        lines = table(repeats)
+    return [lines[0] + " BLAS on one thread.", *lines[1:]]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -128,7 +177,16 @@ def main(argv: list[str] | None = None) -> int:
         f"numpy {np.__version__}; command: `{' '.join(['python -m bench.learners', *sys.argv[1:]])}`",
         "",
     ]
-    text = "\n".join([*header, *throughput_table(args.repeats), "", *flatness_table(args.repeats)])
+    text = "\n".join(
+        [
+            *header,
+            *throughput_table(args.repeats),
+            "",
+            *flatness_table(args.repeats),
+            "",
+            *one_blas_thread(sdrogd_cost_table, args.repeats),
+        ]
+    )
     print(text)
     if args.output:
         from bench.report import write_section

@@ -25,23 +25,13 @@ from .learners.covariance import DEFAULT_MEMORY_BUDGET
 from .measures import complement
 
 Algorithm = Literal[
-    "perceptron",
-    "pa1",
-    "paum",
-    "cpapb",
-    "romma",
-    "arow",
-    "cog",
-    "acog",
-    "acog-diag",
-    "sacog",
-    "ssacog",
-    "oli2ds",
-    "opid",
-]
+    "perceptron", "pa1", "paum", "cpapb", "romma", "arow", "cog", "acog", "acog-diag", "sacog", "ssacog",
+    "oli2ds", "opid", "sdrogd", "pegasos",
+]  # fmt: skip
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
+BATCHED_TUNABLES = ("lda_weight", "lam", "sketch_fraction", "batch_size", "eq17", "sketch_rows")
 
 ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
     # OLI2DS (docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
@@ -120,6 +110,21 @@ class ModelConfig(BaseModel):
         "plus_minus_one", description="labels accepted by /feedback: -1/+1, or 0/1 (1 = anomaly)"
     )
     opid: OPIDOptions | None = Field(None, description='options of algorithm "opid"')
+    # --- SDROGD and Pegasos (algorithms-round2.md §1); eta is a learning rate, so the paper's eta
+    # is lda_weight here. Both step with 1/t (Pegasos 1/(lam t)): eta does not apply to them. ---
+    lda_weight: float = Field(
+        0.3, ge=0, le=1, allow_inf_nan=False, description="sdrogd: weight of the within-class scatter"
+    )
+    lam: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
+        None, description="sdrogd, pegasos: the L2 weight lambda (default 0 for sdrogd, 1 for pegasos)"
+    )
+    sketch_fraction: float = Field(
+        0.1, gt=0, le=1, allow_inf_nan=False, description="sdrogd: sketch of l = ceil(f d) directions"
+    )
+    batch_size: int = Field(60, ge=1, le=100_000, description="sdrogd, pegasos: labels per step")
+    eq17: Literal["expanded", "printed"] = "expanded"
+    sketch_rows: Literal["all", "upper"] = "all"
+    # --- end of SDROGD and Pegasos ---
     n_features: int | None = Field(None, ge=1)
     feature_names: list[FeatureName] | None = Field(None, min_length=1)
     max_features: int | None = Field(None, ge=1)
@@ -200,6 +205,7 @@ class ModelConfig(BaseModel):
             "selection",
             "selection_window",
             *OLI2DS_FIELDS,
+            *BATCHED_TUNABLES,
         }
         refused = sorted(name for name in self.model_fields_set & tunables if name not in spec)
         opid = self.resolved_algorithm(memory_budget) == "opid"
@@ -216,7 +222,11 @@ class ModelConfig(BaseModel):
     def pinned(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> ModelConfig:
         """This configuration with the algorithm resolved, as stored with a generation: a later
         change of the memory budget must not change the learner of an existing model."""
-        return self.model_copy(update={"algorithm": self.resolved_algorithm(memory_budget)})
+        algorithm = self.resolved_algorithm(memory_budget)
+        update: dict[str, Any] = {"algorithm": algorithm}
+        if "loss" in self._batched_params(algorithm):  # sdrogd, pegasos: the default loss is II
+            update["loss"] = self._batched_params(algorithm)["loss"]
+        return self.model_copy(update=update)
 
     def learner_params(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict[str, Any]:
         """Keyword arguments of :func:`service.learners.create`: only those the algorithm takes."""
@@ -234,6 +244,7 @@ class ModelConfig(BaseModel):
             "alpha_p": self.alpha_p,
             "memory_budget": memory_budget,
             **{name: getattr(self, name) for name in OLI2DS_FIELDS},
+            **self._batched_params(algorithm),
         }
         if self.rho == "auto":
             wanted["rho"] = "laplace" if self.objective == "sum" else self.c_p / complement(self.c_p)
@@ -252,6 +263,16 @@ class ModelConfig(BaseModel):
             )
             if self.eta == "auto":
                 params["eta_grid"] = self.eta_grid
+        return params
+
+    def _batched_params(self, algorithm: str) -> dict[str, Any]:
+        """SDROGD's and Pegasos's options. Their default ``loss="auto"`` means loss II: there is no
+        eta grid to span both losses (an explicit ``"auto"`` is refused by name)."""
+        params: dict[str, Any] = {name: getattr(self, name) for name in BATCHED_TUNABLES if name != "lam"}
+        if self.lam is not None:
+            params["lam"] = self.lam
+        if self.loss == "auto" and "loss" not in self.model_fields_set and algorithm in ("sdrogd", "pegasos"):
+            params["loss"] = "II"
         return params
 
     def build_learner(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> OnlineLearner:

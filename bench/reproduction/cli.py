@@ -4,7 +4,9 @@
         [--results-dir /tmp/acog-repro] [--output docs/reproduction.md] [--render-only]
 
 Results are cached under ``--results-dir`` (``NAME.json``: protocol, ``NAME.extras.json``: extras);
-``--render-only`` regenerates the markdown from the cache without running anything. Besides the protocol
+``--render-only`` regenerates the markdown from the cache without running anything. ``--paper sdrogd``
+runs and writes the SDROGD paper's section instead (:mod:`bench.reproduction.sdrogd`).
+Besides the protocol
 runs, each data set has *extras*: the runs the "Misses explained" sections quote (other
 permutation seeds, other label mappings, australian's raw features, the 141,691-row ijcnn1,
 random sketch directions, a rho sweep for CPA-PB, ...).
@@ -47,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--force", action="store_true", help="recompute even when a cached result exists")
     parser.add_argument("--force-extras", action="store_true", help="recompute the extras only")
     parser.add_argument("--no-extras", action="store_true", help="skip the runs the explanations quote")
+    parser.add_argument(
+        "--paper", choices=["acog", "sdrogd"], default="acog", help="whose figures to reproduce"
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="--paper sdrogd: 80/20 splits per data set")
     return parser
 
 
@@ -60,6 +66,8 @@ def selected(spec: str) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.paper == "sdrogd":
+        return sdrogd_report(args)
     args.results_dir.mkdir(parents=True, exist_ok=True)
     for name in [] if args.render_only else selected(args.datasets):
         plan, main_path = PLANS[name], args.results_dir / f"{name}.json"
@@ -99,3 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.output.write_text(carry_sections(old, text))  # sections other scripts write (e.g. opid) stay
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
+
+
+def sdrogd_report(args: argparse.Namespace) -> int:
+    from bench.reproduction import sdrogd
+
+    names = list(sdrogd.ORDER) if args.datasets == "all" else [s.strip() for s in args.datasets.split(",")]
+    unknown = [n for n in names if n not in sdrogd.ORDER]
+    if unknown:
+        known = ", ".join(sdrogd.ORDER)
+        raise SystemExit(f"unknown data set(s) {unknown} for --paper sdrogd; known: {known}")
+    return sdrogd.main(names, args.repeats, args.results_dir, args.output, args.render_only, args.force)

@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--algorithms",
         default="paper",
         help='"paper" (Table II rows), "all" (adds SACOG/SSACOG) or a comma list '
-        "such as acog-II,acog-diag-I,ssacog,perceptron (no suffix = both losses)",
+        "such as acog-II,acog-diag-I,ssacog,perceptron (no suffix = both losses); with --protocol "
+        'sdrogd: "paper" (sdrogd,pegasos) or either',
     )
     parser.add_argument("--metric", choices=["sum", "cost", "both"], default="both")
     parser.add_argument(

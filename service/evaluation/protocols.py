@@ -38,6 +38,12 @@ def _oli2ds_options(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser)
 
 
+def _sdrogd_options(parser: argparse.ArgumentParser) -> None:
+    from .sdrogd_cli import add_arguments
+
+    add_arguments(parser)
+
+
 def _run_oli2ds(args: argparse.Namespace) -> int:
     from .oli2ds_cli import run
 
@@ -48,6 +54,12 @@ def _run_opid(args: argparse.Namespace) -> int:
     from .opid_cli import run_opid
 
     return run_opid(args)
+
+
+def _run_sdrogd(args: argparse.Namespace) -> int:
+    from .sdrogd_cli import run
+
+    return run(args)
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -68,5 +80,11 @@ PROTOCOLS: dict[str, Protocol] = {
         "liblinear baselines (the bench extra); --permutations repeats, --seed seeds the draws",
         _no_options,
         _run_opid,
+    ),
+    "sdrogd": Protocol(
+        "the SDROGD paper's: random 80/20 split, 3-fold CV over the paper's grids on the 80 %, "
+        "one pass, repeated; test accuracy and AUC",
+        _sdrogd_options,
+        _run_sdrogd,
     ),
 }

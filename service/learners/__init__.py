@@ -9,12 +9,12 @@
 
 Names: ``perceptron``, ``pa1``, ``paum``, ``cpapb``, ``romma``, ``arow``, ``cog``,
 ``acog``, ``acog-diag``, ``sacog``, ``ssacog``, ``oli2ds`` (the ``-I``/``-II`` suffix of the paper is
-the ``loss`` parameter), and ``opid`` (Hou & Zhou: a model that survives a declared change of
-feature schema, :mod:`service.learners.opid`). The contract, and the recipe for adding an
-algorithm, are in :mod:`service.learners.base`; :func:`warm_up` compiles the kernels a set of
-learners needs.
-Importing this package does no I/O: the process chooses the kernels' disk cache
-(:func:`service.jit_cache.configure`) before importing it.
+the ``loss`` parameter), ``opid`` (Hou & Zhou: a model that survives a declared change of
+feature schema, :mod:`service.learners.opid`), and SDROGD's ``sdrogd`` and ``pegasos``. The
+contract, and the recipe for adding an algorithm, are in :mod:`service.learners.base`;
+:func:`warm_up` compiles the kernels a set of learners needs. Importing this package does no
+I/O: the process chooses the kernels' disk cache (:func:`service.jit_cache.configure`) before
+importing it.
 """
 
 from __future__ import annotations
@@ -29,11 +29,15 @@ from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
 from .oli2ds import OLI2DS
 from .opid.learner import OPID
+from .sdrogd import SDROGD, Pegasos
 from .sketch import SACOG, SSACOG
 from .warm_up import WarmUp, warm_up
 
 ALGORITHMS: dict[str, type[Learner]] = register(
-    [Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID]
+    [
+        *(Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID),
+        *(SDROGD, Pegasos),  # algorithms-round2.md §1
+    ]
 )
 """Every algorithm by name: the one place a new learner is registered."""
 
@@ -57,6 +61,8 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
         raise InvalidParameter(
             "algorithm", f"unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})"
         ) from None
+    if params.get("loss") == "auto" and "eta" not in cls.param_spec() and "loss" in cls.param_spec():
+        raise InvalidParameter("loss", f'"auto" needs an eta grid, which {algorithm} has not: "I" or "II"')
     if params.get("eta") == "auto" or params.get("loss") == "auto":
         options = {k: params.pop(k) for k in ENSEMBLE_PARAMS if k in params}
         eta = params.pop("eta", "auto")

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from . import sdrogd_reference
+
 Model = dict[str, Any]
 """A state: ``w`` and the algorithm's other arrays, by name."""
 
@@ -183,10 +185,15 @@ STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model
     "sacog": sacog,
     "ssacog": sacog,  # the same model in exact arithmetic
     "opid": opid,  # phase C; the change and phase E: service/learners/opid/reference.py
+    # algorithms-round2.md §1, transcribed in service.learners.sdrogd_reference
+    "sdrogd": sdrogd_reference.pure(sdrogd_reference.sdrogd),
+    "pegasos": sdrogd_reference.pure(sdrogd_reference.pegasos),
 }
 
 
 def initial_model(algorithm: str, d: int, p: dict[str, Any]) -> Model:
+    if algorithm in ("sdrogd", "pegasos"):
+        return sdrogd_reference.initial_state(algorithm, d, p)
     m: Model = {"w": np.zeros(d)}
     if algorithm in ("acog", "arow"):
         m["Sigma"] = np.eye(d)

@@ -94,6 +94,8 @@ def _algorithm(target: Target) -> str:
 def _exercise(cls: type[Learner]) -> None:
     """One learner of ``cls`` through ``score``/``learn`` (dense and sparse) and ``run``."""
     params: dict[str, Any] = {"sketch_size": 2} if "sketch_size" in cls.param_spec() else {}
+    if "batch_size" in cls.param_spec():  # sdrogd, pegasos: a step (and a sketch shrink) per label
+        params["batch_size"] = 1
     learner = cls(3, fit_intercept=True, **params)
     dense, pair = np.array([0.6, 0.0, 0.8]), (np.array([1]), np.array([1.0]))
     learner.score(dense)

@@ -150,11 +150,6 @@ def test_refusals_raise_exceptions_naming_the_field(served: Served, german: Germ
     assert client.get_model("refusals").version == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 15: the service does not answer 409 label_conflict yet (a different label for a "
-    "labelled prediction is answered as a duplicate); flips when the server side lands",
-)
 def test_a_conflicting_label_raises_and_is_never_retried(served: Served, german: German) -> None:
     events: list[RetryEvent] = []
     retry = RetryPolicy(attempts=5, on_retry=events.append)

@@ -76,7 +76,7 @@ def run_warmup(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,  # every learner compiles from scratch: ~52 s of CPU with sdrogd, more when shared
         cwd=ROOT,
     )
 

@@ -70,6 +70,10 @@ def params_for(name: str, **overrides: Any) -> dict[str, Any]:
         chosen["r"] = 0.3
     if "rho_tolerance" in spec:  # opid: rebuild its inverse often (the rebuild branch)
         chosen["rho_tolerance"] = 0.01
+    if "batch_size" in spec:  # sdrogd, pegasos: several steps (and sketch shrinks) per stream
+        chosen["batch_size"] = 7
+    if "sketch_fraction" in spec:
+        chosen.update(sketch_fraction=0.3, lda_weight=0.8, lam=0.1)
     chosen.update(overrides)
     return chosen
 
