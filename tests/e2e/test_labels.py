@@ -79,7 +79,12 @@ def test_a_prediction_labelled_twice_counts_once_and_a_retry_answers_the_first_o
     # within one batch: the first occurrence is applied, the second repeats its outcome, a third
     # with another value is a conflict of its own
     results = api.labels(
-        [(b["prediction_id"], -1), (b["prediction_id"], -1), (c["prediction_id"], 1), (c["prediction_id"], -1)]
+        [
+            (b["prediction_id"], -1),
+            (b["prediction_id"], -1),
+            (c["prediction_id"], 1),
+            (c["prediction_id"], -1),
+        ]
     )
     assert [(r["applied"], r["duplicate"]) for r in results] == [
         (True, False),

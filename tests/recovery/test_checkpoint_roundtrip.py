@@ -34,7 +34,9 @@ def entries(n: int, seed: int, named: bool = False) -> list[LogEntry]:
             example = Example.named(tuple(f"f{j}" for j in np.flatnonzero(keep)), values[keep])
         else:
             example = Example.sparse(np.arange(D), values)
-        out.append(LogEntry(f"{1000 + i}-0", i + 1, f"p{i}", example, y, int(rng.choice([-1, 1, 0])), 1.0, 2.0))
+        out.append(
+            LogEntry(f"{1000 + i}-0", i + 1, f"p{i}", example, y, int(rng.choice([-1, 1, 0])), 1.0, 2.0)
+        )
     return out
 
 

@@ -179,7 +179,9 @@ def wait_for_version(replica: ServiceProcess, model: str, version: int, within: 
         if response.status_code == 200 and response.json()["state"]["version"] >= version:
             return time.monotonic() - start
         assert response.status_code in (200, 404), response.text
-        assert time.monotonic() - start < within, f"{replica.url} is not at version {version}: {response.text}"
+        assert time.monotonic() - start < within, (
+            f"{replica.url} is not at version {version}: {response.text}"
+        )
         time.sleep(0.01)
 
 
