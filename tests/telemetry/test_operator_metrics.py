@@ -142,6 +142,24 @@ def test_a_refused_prediction_is_not_a_refused_label(stack: Stack) -> None:
     ]
 
 
+def test_a_refused_labelled_example_is_not_a_refused_prediction(stack: Stack) -> None:
+    """``POST /feedback`` with ``features`` (an example never scored): its refusals are labels'."""
+    before = scrape(stack)
+    body = {"model": MODEL, "features": FEATURES[:2], "label": 1}
+    assert stack.http.post("/feedback", json=body).status_code == 422
+    assert stack.http.post("/feedback", json={**body, "features": FEATURES, "label": 5}).status_code == 422
+    after = scrape(stack)
+    for reason in ("invalid_features", "invalid_label"):
+        labels = {"model": MODEL, "reason": reason}
+        assert value(after, "acog_labels_rejected_total", **labels) == (
+            value(before, "acog_labels_rejected_total", **labels) + 1
+        )
+    predictions = {"model": MODEL, "reason": "invalid_features"}
+    assert value(after, "acog_predictions_rejected_total", **predictions) == value(
+        before, "acog_predictions_rejected_total", **predictions
+    )
+
+
 def test_process_and_python_collectors_in_single_process_mode(stack: Stack) -> None:
     text = scrape(stack)
     assert value(text, "process_resident_memory_bytes") > 0
