@@ -216,3 +216,5 @@ def test_a_failed_model_is_counted_and_keeps_its_label(stack: Stack, tmp_path: P
     text = scrape(stack)
     assert value(text, "acog_request_duration_seconds_count", model="broken", route="/predict") == 1
     assert requests(text, "/predict", "POST", 503) == 1
+    assert stack.http.delete("/models/broken").status_code == 204  # the other tests see none failed
+    assert value(scrape(stack), "acog_models", status="failed") == 0
