@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from ..engine import Engine
 from ..model_config import ModelConfig
 from .auth import require_admin, require_key
 from .dependencies import EngineDep, tag_model
-from .schemas import CheckpointOut, ModelInfo, ModelList, ModelSummary
+from .schemas import CheckpointOut, ModelInfo, ModelList, ModelNameInPath, ModelSummary
 
 router = APIRouter(prefix="/models", tags=["models"])
-Name = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+Name = ModelNameInPath
 
 
 def describe(engine: Engine, name: str) -> ModelInfo:

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictFloat, StrictInt, Tag, model_validator
+
+from model_store import MODEL_NAME_MAX_LENGTH, MODEL_NAME_REGEX
+
+from ..model_config import FeatureName
 
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 """A JSON number (an integer is taken as a float): never a string, a boolean, NaN or inf."""
-ModelName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+ModelName = Annotated[str, Field(min_length=1, max_length=MODEL_NAME_MAX_LENGTH, pattern=MODEL_NAME_REGEX)]
+"""A model name in a body (:data:`model_store.MODEL_NAME_REGEX`)."""
+ModelNameInPath = Annotated[
+    str, Path(min_length=1, max_length=MODEL_NAME_MAX_LENGTH, pattern=MODEL_NAME_REGEX)
+]
+"""A model name in a path (``/models/{name}``)."""
 Label = Annotated[
     StrictInt | StrictFloat, Field(description="-1/+1, or 0/1 for models with label_format zero_one")
 ]
@@ -20,10 +30,6 @@ class SparseFeatures(BaseModel):
     model_config = ConfigDict(extra="forbid")
     indices: list[Annotated[StrictInt, Field(ge=0)]]
     values: list[FiniteFloat]
-
-
-FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
-"""A named feature: as long as a name in a model's ``feature_names`` may be."""
 
 
 def features_kind(value: Any) -> str | None:
