@@ -37,7 +37,7 @@ FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
 BATCHED_TUNABLES = ("lda_weight", "lam", "sketch_fraction", "batch_size", "eq17", "sketch_rows")
 
 ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
-    # OLI2DS (docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
+    # OLI2DS (../shared/docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
     # present set would rescale the features that stay. The intercept stays (unlike the code): without
     # it the cost cannot move the threshold on centred data (python -m bench.incomplete_streams).
     "oli2ds": {"C": 0.01, "normalize": "none"},

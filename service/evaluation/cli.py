@@ -97,9 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         protocol.add_arguments(parser)
 
 
-def settings_from_args(args: argparse.Namespace) -> ev.Settings:
+def settings_from_args(args: argparse.Namespace) -> ev.OnlineProtocol:
     """The protocol settings the ``acog evaluate`` options describe."""
-    return ev.Settings(
+    return ev.OnlineProtocol(
         eta=args.eta,
         C=args.C,
         r=args.r,
