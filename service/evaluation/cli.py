@@ -165,14 +165,7 @@ def run_online(args: argparse.Namespace) -> int:
 def _document(args: argparse.Namespace, data: Any, orders: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "protocol": "online",
-        "dataset": {
-            "name": data.name,
-            "rows": data.n_samples,
-            "features": data.n_features,
-            "positives": data.n_positive,
-            "negatives": data.n_negative,
-            "source": str(data.source),
-        },
+        "dataset": data.summary(),
         "permutations": len(orders),
         "command": " ".join(sys.argv),
         "python": platform.python_version(),

@@ -97,13 +97,7 @@ def document(
 ) -> dict[str, Any]:
     return {
         "protocol": "sdrogd",
-        "dataset": {
-            "name": data.name,
-            "rows": data.n_samples,
-            "features": data.n_features,
-            "positives": data.n_positive,
-            "negatives": data.n_negative,
-        },
+        "dataset": data.summary(),
         "settings": {
             "repeats": settings.repeats,
             "seed": settings.seed,
