@@ -82,7 +82,6 @@ from .redis_layout import (
     log_entry,
     model_record,
     pending_fields,
-    pending_prediction,
 )
 from .scripts import (
     ADOPT_MODEL,
@@ -485,18 +484,6 @@ class RedisModelStore:
         if not stored:
             raise PendingLimitExceeded(max_pending or 0, int(count), len(items))
 
-    async def get_pending(self, prediction_id: str) -> PendingPrediction | None:
-        try:
-            pid = parse_prediction_id(prediction_id)
-        except PredictionIdError:
-            return None
-        keys = GenerationKeys(pid.model, pid.generation)
-        with translate_redis_errors("get_pending"):
-            fields = cast(dict[bytes, bytes], await self._redis.hgetall(keys.pending(pid.token)))
-        if fields.get(b"pid") != prediction_id.encode("ascii"):
-            return None
-        return pending_prediction(fields)
-
     async def count_pending(self, model: str, generation: int, now: float) -> int:
         keys = GenerationKeys(model, generation)
         with translate_redis_errors("count_pending"):
@@ -621,11 +608,6 @@ class RedisModelStore:
             for _, entries in cast(_XRead, reply) or []
             for stream_id, fields in entries
         ]
-
-    async def log_sequence(self, model: str, generation: int) -> int:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("log_sequence"):
-            return int(await self._redis.get(keys.sequence) or 0)
 
     # -- checkpoints -----------------------------------------------------------------------
 
