@@ -214,8 +214,26 @@ def benchmarks_block(benchmarks: Path) -> str:
         f"({single[''].lower()}). The section's py-spy profile shows why: FastAPI's, Starlette's and "
         "uvicorn's own work for a route with a dependency and a body model costs more per request than "
         "that budget allows, before any of ours.",
+        replicas_item(benchmarks),
     ]
     return "\n".join(lines)
+
+
+def replicas_item(benchmarks: Path) -> str:
+    """The replicas bullet: 1 and 2 workers and the follower lag, when bench.replicas has run."""
+    head = "- **Replicas** (`.venv/bin/python -m bench.replicas`): `acog serve --workers 1` and `2`"
+    body = read_section(benchmarks, "replicas")
+    if body is None:
+        return f"{head}, CPU per prediction and the follower lag; its section is not in {LINK} yet."
+    runs = re.search(r"Median of the repeats \(min to max\)", body)
+    workers = row(table(body, ""), "", "single /predict per s")
+    lag = table(body, "offered labels/s")[0]
+    return (
+        f"{head}: {workers['1 worker']} and {workers['2 workers']} single predictions a second "
+        f"(ratio {workers['2 / 1']}); a follower applies a label {lag['p99 (ms)']} ms (p99) after "
+        f"another replica acknowledged it, at {lag['offered labels/s']} labels a second"
+        + (" (median of the repeats, min to max)." if runs else ".")
+    )
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"defaults": defaults_block, "benchmarks": benchmarks_block}

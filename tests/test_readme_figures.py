@@ -58,3 +58,42 @@ def test_a_missing_figure_is_said_not_invented(tmp_path: Path) -> None:
     block = readme.defaults_block(stripped)
     assert "not in docs/benchmarks.md yet" in block
     assert " us a label" not in block
+
+
+def test_the_defaults_time_is_quoted_once_measured(tmp_path: Path) -> None:
+    text = DEFAULT_PATH.read_text()
+    if "| service defaults" not in text:  # as bench.learners writes the row
+        text = text.replace(
+            "| river-pa (peer)",
+            "| service defaults (10 members) | 25,000 | | 0.2x | 0.1x | 0.1x |\n| river-pa (peer)",
+            1,
+        )
+    measured = tmp_path / "benchmarks.md"
+    measured.write_text(text)
+    block = readme.defaults_block(measured)
+    assert " us a label on a9a, d = 123" in block and "best of" in block
+
+
+def test_the_replicas_item_quotes_what_bench_replicas_writes(tmp_path: Path) -> None:
+    from bench import replicas
+    from bench.report import write_section
+
+    one = {
+        "predictions_per_s": 1000.0,
+        "cpu_us_per_prediction": 200.0,
+        "labels_per_s": 500.0,
+        "predict_p99_ms": 5.0,
+    }
+    two = {
+        "predictions_per_s": 1500.0,
+        "cpu_us_per_prediction": 210.0,
+        "labels_per_s": 480.0,
+        "predict_p99_ms": 6.0,
+    }
+    lags = [{"rate": 1000.0, "p50_ms": 1.0, "p90_ms": 2.0, "p99_ms": 3.5}] * 3
+    path = tmp_path / "benchmarks.md"
+    path.write_text(DEFAULT_PATH.read_text())
+    write_section(path, "replicas", replicas.render({1: [one] * 3, 2: [two] * 3}, lags, 3))
+    item = readme.replicas_item(path)
+    assert "1,000 (1,000 to 1,000) and 1,500 (1,500 to 1,500) single predictions a second" in item
+    assert "3.50 (3.50 to 3.50) ms (p99)" in item
