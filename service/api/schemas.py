@@ -216,3 +216,7 @@ class Health(BaseModel):
     detail: str | None = None
     auth: Literal["open", "keys"] | None = None
     models: int | None = None
+    store_epoch: str | None = Field(
+        None,
+        description="the store's identity: pin it with ACOG_STORE_EPOCH to refuse a store that lost its data",
+    )

@@ -119,3 +119,4 @@ class Health(Reply):
     detail: str | None = None
     auth: str | None = None
     models: int | None = None
+    store_epoch: str | None = None

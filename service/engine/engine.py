@@ -196,10 +196,27 @@ class Engine:
         """The store's identity (written the first time); layout-1 models are migrated first."""
         await self.store.check_durability()
         identity = await self.store.identity(create=False)
+        expected = self.settings.store_epoch
+        if expected is not None and (identity is None or identity.epoch != expected):
+            found = "no epoch at all" if identity is None else f"epoch {identity.epoch}"
+            raise StoreError(
+                f"the store is not the one this service expects: ACOG_STORE_EPOCH is {expected} and the "
+                f"store has {found}. It lost its data (a Redis restarted without persistence, or flushed) "
+                "or it is another store; restore its data, or unset ACOG_STORE_EPOCH to start afresh"
+            )
         if identity is None:
+            if not await self.store.legacy_models():
+                leftover = await self.store.leftover_key()
+                if leftover is not None:
+                    raise StoreError(
+                        f"the store lost part of its data: it has no identity but still holds {leftover!r} "
+                        "(keys evicted under maxmemory, or a partial restore). Restore its data, or delete "
+                        "the acog:* keys to start afresh"
+                    )
             await self._migrate_layout_1()
             identity = await self.store.identity(create=True)
         assert identity is not None
+        log.info("store epoch %s (key layout %d)", identity.epoch, identity.layout)
         if identity.layout > 2:
             raise StoreError(
                 f"the store has key layout {identity.layout}, written by a newer acog-service; "
