@@ -210,6 +210,11 @@ class ModelStore(Protocol):
         None when absent and not created."""
         ...
 
+    async def leftover_key(self) -> str | None:
+        """A key of this service's other than layout 1's, if the store holds any: in a store without
+        an identity, what is left of lost data."""
+        ...
+
     async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
         """Models of the previous key layout (layout 1) not migrated yet, each with the last
         generation issued for its name."""

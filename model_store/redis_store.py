@@ -282,6 +282,17 @@ class RedisModelStore:
         except (KeyError, ValueError) as exc:
             raise StoreError(f"malformed store identity {fields!r}") from exc
 
+    async def leftover_key(self) -> str | None:
+        """A key of this service's (``acog:*``) other than layout 1's, if any is left (on every
+        shard of a cluster): in a store without an identity, the remains of lost data."""
+        legacy = {LEGACY_MODELS, LEGACY_GENERATIONS}
+        with translate_redis_errors("leftover_key"):
+            async for key in self._redis.scan_iter(match="acog:*", count=1000):
+                name = key.decode() if isinstance(key, bytes) else str(key)
+                if name not in legacy:
+                    return name
+        return None
+
     async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
         """Records of layout 1 (one ``acog:models`` hash) not migrated yet, with the last generation
         issued for each name, sorted by name. A model whose layout-2 generation counter has

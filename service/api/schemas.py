@@ -72,7 +72,10 @@ def features_payload(features: list[float] | SparseFeatures | dict[str, float]) 
 
 class PredictRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    model: ModelName = "default"
+    model: ModelName | None = Field(
+        None,
+        description="the model to ask; required unless the service has a default model (ACOG_DEFAULT_MODEL)",
+    )
     features: Features | None = None
     instances: list[Features] | None = Field(None, min_length=1, description="a batch of feature payloads")
 
@@ -85,11 +88,19 @@ class PredictRequest(BaseModel):
 
 class PredictionOut(BaseModel):
     prediction_id: str
-    label: Literal[-1, 1] = Field(description="+1 anomaly, -1 normal: sign(mu . x) with sign(0) = +1")
+    label: Literal[-1, 0, 1] = Field(
+        description="+1 anomaly, -1 normal: sign(mu . x) with sign(0) = +1; 1 and 0 for models with "
+        "label_format zero_one (the labels they take)"
+    )
     score: float = Field(description="mu . x")
     model: str
     model_version: int
     stored: bool = Field(description="false when the store was down: a later label will not find this id")
+    ignored_features: list[str] = Field(
+        default_factory=list,
+        description="feature names this model cannot take: its max_features slots are all taken, so "
+        "they weigh nothing now and will not be learned",
+    )
 
 
 class PredictBatchOut(BaseModel):
@@ -161,6 +172,11 @@ class FeedbackOut(BaseModel):
     delay_seconds: float | None = Field(description="label time minus prediction time")
     status: int = Field(200, description="HTTP status this item would have alone")
     error: str | None = None
+    ignored_features: list[str] = Field(
+        default_factory=list,
+        description="feature names of the example the model could not register (its max_features "
+        "slots are all taken): the label was learned without them",
+    )
 
 
 class FeedbackBatchOut(BaseModel):
@@ -206,3 +222,7 @@ class Health(BaseModel):
     detail: str | None = None
     auth: Literal["open", "keys"] | None = None
     models: int | None = None
+    store_epoch: str | None = Field(
+        None,
+        description="the store's identity: pin it with ACOG_STORE_EPOCH to refuse a store that lost its data",
+    )
