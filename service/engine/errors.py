@@ -111,7 +111,7 @@ class StoreLost(EngineError):
 
     status = 503
     kind = "store_lost"
-    retry_after = 60.0
+    retry_after = None  # no Retry-After: clients treat the 503 as final, since retrying cannot help
 
 
 class StoreFailure(EngineError):
