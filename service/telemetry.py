@@ -100,6 +100,13 @@ class Telemetry(Observer):
             ["model", "reason"],
             registry=registry,
         )
+        self.features_ignored_total = Counter(
+            "acog_features_ignored",
+            "Feature names a model could not take (its max_features slots are all taken), by where "
+            "they were met (predict, label); each request's reply names them in ignored_features.",
+            ["model", "at"],
+            registry=registry,
+        )
         self.expired_total = Counter(
             "acog_pending_expired",
             "Pending predictions that expired before their label arrived.",
@@ -256,6 +263,7 @@ class Telemetry(Observer):
             self.label_delay,
             self.follower_lag,
             self.predictions_rejected_total,
+            self.features_ignored_total,
             self.resyncs,
             self.checkpoint_duration,
             self.missing_share,
@@ -277,6 +285,9 @@ class Telemetry(Observer):
 
     def predictions_refused(self, model: str, reason: str, count: int = 1) -> None:
         self.predictions_rejected_total.labels(model, reason).inc(count)
+
+    def features_ignored(self, model: str, at: str, count: int) -> None:
+        self.features_ignored_total.labels(model, at).inc(count)
 
     def resynced(self, model: str) -> None:
         self.resyncs.labels(model).inc()

@@ -28,7 +28,8 @@ async def readyz(engine: EngineDep, settings: SettingsDep) -> Health | JSONRespo
     if not readiness.ready:
         body = Health(status=readiness.status, detail=readiness.detail, auth=auth)
         return JSONResponse(body.model_dump(), status_code=503)
-    return Health(status="ready", auth=auth, models=len(engine.views()))
+    epoch = None if engine.identity is None else engine.identity.epoch
+    return Health(status="ready", auth=auth, models=len(engine.views()), store_epoch=epoch)
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
