@@ -79,7 +79,7 @@ def build(middleware: type | None) -> FastAPI:
     if middleware is not None:
         telemetry = Telemetry(CollectorRegistry())
         telemetry.engine = Holds()  # type: ignore[assignment]
-        app.add_middleware(middleware, telemetry=telemetry)
+        app.add_middleware(middleware, telemetry=telemetry)  # type: ignore[arg-type]
     return app
 
 
