@@ -103,7 +103,7 @@ def crashy(tmp_path: Path) -> Iterator[Crashy]:
             "ACOG_CHECKPOINT_EVERY_EVENTS": "700",
             "ACOG_CHECKPOINT_EVERY_SECONDS": "3600",
             "ACOG_CHECKPOINTS_KEPT": "2",
-            "ACOG_FAULT_CHECKPOINT_DELAY_SECONDS": "0.3",
+            "ACOG_FAULT_CHECKPOINT_DELAY_SECONDS": "0.6",
         },
     )
     service.start()
@@ -120,13 +120,13 @@ def checkpoint_in_progress(log: str) -> bool:
     return bool(lines) and "writing checkpoint" in lines[-1]
 
 
-def wait_for_checkpoint_write(service: ServiceProcess, within: float = 0.15) -> bool:
+def wait_for_checkpoint_write(service: ServiceProcess, within: float = 0.4) -> bool:
     """Poll the log for a checkpoint paused between encoding and writing.
 
     A checkpoint starts right after the reply that brought its 700th label, and its state is
     encoded in a thread before the "writing" line is logged, so a single look straight after
     the reply can come too early; the next /feedback then waits for the checkpoint to finish
-    and the chance is gone. ``within`` is shorter than the service's 0.3 s fault pause, so a
+    and the chance is gone. ``within`` is shorter than the service's 0.6 s fault pause, so a
     kill that follows a True lands inside the pause.
     """
     deadline = time.monotonic() + within
