@@ -52,6 +52,15 @@ class WarmUp:
     loaded: tuple[str, ...]
     seconds: float
 
+    def summary(self) -> str:
+        """One line: how many specialisations were compiled and loaded, for which algorithms, how fast."""
+        cache = jit_cache.configured()
+        return (
+            f"{len(self.compiled)} kernel specialisations compiled, {len(self.loaded)} loaded from "
+            f"{cache if cache is not None else 'no disk cache'}, for {len(self.algorithms)} algorithms "
+            f"({', '.join(self.algorithms)}) in {self.seconds:.1f} s"
+        )
+
 
 def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
     """Compile or load the kernels the learners of ``targets`` need (every registered algorithm
