@@ -4,6 +4,7 @@ never a traceback; ``--version`` and the defaults in ``--help``."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -141,3 +142,18 @@ def test_help_shows_the_defaults(argv: list[str], shown: list[str]) -> None:
 def test_help_never_shows_the_api_key() -> None:
     result = acog("replay", "--help", env={"ACOG_API_KEY": "s3cret-key-value-0123"})
     assert "s3cret" not in result.stdout
+
+
+def test_warm_up_fills_a_cache_that_the_next_process_loads(tmp_path: Path) -> None:
+    env = {"ACOG_JIT_CACHE_DIR": str(tmp_path / "kernels")}
+    first = acog("warm-up", "--algorithms", "perceptron", env=env)
+    assert first.returncode == 0, first.stderr
+    assert (
+        "for 1 algorithms (perceptron)" in first.stdout
+        and " 0 kernel specialisations compiled" not in first.stdout
+    )
+    assert str(tmp_path / "kernels") in first.stdout
+    second = acog("warm-up", "--algorithms", "perceptron", env=env)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.startswith("acog warm-up: 0 kernel specialisations compiled"), second.stdout
+    assert re.search(r", [1-9]\d* loaded from ", second.stdout), second.stdout
