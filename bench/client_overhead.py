@@ -135,7 +135,12 @@ def scenarios(url: str, ws_url: str, rows: list[list[float]], labels: list[int],
         "/feedback, one label per call": (n, labels_for),
         "WebSocket predict, 64 in flight": (n, ws),
     }
-    return {"plans": plans, "close": lambda: (http.close(), client.close())}
+
+    def close() -> None:
+        http.close()
+        client.close()
+
+    return {"plans": plans, "close": close}
 
 
 def in_process(

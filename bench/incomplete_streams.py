@@ -45,9 +45,10 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -109,7 +110,7 @@ def river_pa(rows: Sequence[SparseVector], y: np.ndarray, d: int, objective: str
     model = PAClassifier()
     out = np.empty(len(rows), dtype=np.int64)
     for k, ((idx, val), label) in enumerate(zip(rows, y, strict=True)):
-        x = {f"f{j}": float(v) for j, v in zip(idx, val, strict=True)}
+        x: dict[Hashable, Any] = {f"f{j}": float(v) for j, v in zip(idx, val, strict=True)}
         out[k] = 1 if model.predict_one(x) else -1
         model.learn_one(x, bool(label == 1))
     return out

@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         setup = opid.SETUPS["dna"]
         start = time.perf_counter()
-        results = opid.run(setup, opid.Settings(repeats=args.repeats, seed=args.seed))
+        results = opid.run(setup, opid.OPIDProtocol(repeats=args.repeats, seed=args.seed))
         document = opid.to_json(results)
         document["seconds"] = time.perf_counter() - start
         document["rows"] = int(opid.load(setup)[1].size)

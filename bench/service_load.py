@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import numpy as np
@@ -289,7 +289,7 @@ def memory(client: Client, service: ServiceProcess, server: PrivateRedis, bench:
         before_rss, before_redis = rss_bytes(pid), int(store.info("memory")["used_memory"])
         names = [f"mem{len(out)}-{k}" for k in range(copies)]
         rng = np.random.default_rng(1)
-        dim = int(config["n_features"])
+        dim = int(cast(int, config["n_features"]))
         for name in names:  # each model learns 200 labels and writes one checkpoint
             client.put_model(name, config)
             examples = [
@@ -471,7 +471,8 @@ def report(r: dict[str, Any], command: str) -> str:
         notes.append(
             f"One label per request: {r['feedback']['rate']:,.0f} labels/s, p99 "
             f"{r['feedback']['p99']:,.0f} ms. Each label is a Redis append before the reply and ten "
-            "ACOG updates (the default model runs 5 eta x 2 losses, 88 us a label at d = 123). "
+            "ACOG updates (the default model runs 5 eta x 2 losses: the service-defaults row of the "
+            "learner throughput table). "
             "When Redis rewrites its append-only file while hundreds of thousands of pending "
             "predictions sit in memory, appendfsync everysec can stall writes for about a second "
             "(`no-appendfsync-on-rewrite yes` avoids that at a small durability cost); on a fresh "

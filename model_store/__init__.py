@@ -19,6 +19,8 @@ from .durability import Durability
 from .embedded import EmbeddedRedis
 from .examples import Example, ExampleDecodeError, decode_example, encode_example
 from .ids import (
+    MODEL_NAME_MAX_LENGTH,
+    MODEL_NAME_REGEX,
     InvalidModelName,
     PredictionId,
     PredictionIdError,
@@ -49,6 +51,8 @@ from .redis_store import RedisModelStore
 from .startup import open_store
 
 __all__ = [
+    "MODEL_NAME_MAX_LENGTH",
+    "MODEL_NAME_REGEX",
     "SCHEMA_VERSION",
     "AppendResult",
     "Appended",

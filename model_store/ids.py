@@ -13,10 +13,15 @@ import re
 import secrets
 from dataclasses import dataclass
 
-MODEL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MODEL_NAME_MAX_LENGTH = 64
+_NAME = rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{MODEL_NAME_MAX_LENGTH - 1}}}"
+MODEL_NAME_REGEX = f"^{_NAME}$"
+"""The one spelling of a model name: 1-64 chars of ``[A-Za-z0-9_.-]``, starting with a letter or digit
+(the API's request schemas and path parameters use this string as their ``pattern``)."""
+MODEL_NAME_PATTERN = re.compile(MODEL_NAME_REGEX)
 
 _PREDICTION_ID = re.compile(
-    r"^(?P<model>[A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
+    f"^(?P<model>{_NAME})"
     r":(?P<generation>[1-9][0-9]{0,17})"
     r":(?P<ms>[0-9a-f]{1,16})-(?P<token>[0-9a-f]{16})$"
 )

@@ -210,6 +210,11 @@ class ModelStore(Protocol):
         None when absent and not created."""
         ...
 
+    async def leftover_key(self) -> str | None:
+        """A key of this service's other than layout 1's, if the store holds any: in a store without
+        an identity, what is left of lost data."""
+        ...
+
     async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
         """Models of the previous key layout (layout 1) not migrated yet, each with the last
         generation issued for its name."""
@@ -289,10 +294,6 @@ class ModelStore(Protocol):
         """
         ...
 
-    async def get_pending(self, prediction_id: str) -> PendingPrediction | None:
-        """The pending prediction under ``prediction_id``, or None (labelled, expired or unknown)."""
-        ...
-
     async def count_pending(self, model: str, generation: int, now: float) -> int:
         """How many pending predictions are live (not labelled, not expired) at ``now``."""
         ...
@@ -348,10 +349,6 @@ class ModelStore(Protocol):
     ) -> list[LogEntry]:
         """Like :meth:`read_log`, but waits up to ``block_seconds`` for an entry when there is none
         (it may come back empty sooner: the Redis store waits at most half its socket timeout)."""
-        ...
-
-    async def log_sequence(self, model: str, generation: int) -> int:
-        """The sequence number of the newest entry ever appended (0 when none)."""
         ...
 
     # --- checkpoints ----------------------------------------------------------------------

@@ -82,7 +82,6 @@ from .redis_layout import (
     log_entry,
     model_record,
     pending_fields,
-    pending_prediction,
 )
 from .scripts import (
     ADOPT_MODEL,
@@ -282,6 +281,17 @@ class RedisModelStore:
             return StoreIdentity(fields[b"epoch"].decode("ascii"), int(fields[b"layout"]))
         except (KeyError, ValueError) as exc:
             raise StoreError(f"malformed store identity {fields!r}") from exc
+
+    async def leftover_key(self) -> str | None:
+        """A key of this service's (``acog:*``) other than layout 1's, if any is left (on every
+        shard of a cluster): in a store without an identity, the remains of lost data."""
+        legacy = {LEGACY_MODELS, LEGACY_GENERATIONS}
+        with translate_redis_errors("leftover_key"):
+            async for key in self._redis.scan_iter(match="acog:*", count=1000):
+                name = key.decode() if isinstance(key, bytes) else str(key)
+                if name not in legacy:
+                    return name
+        return None
 
     async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
         """Records of layout 1 (one ``acog:models`` hash) not migrated yet, with the last generation
@@ -485,18 +495,6 @@ class RedisModelStore:
         if not stored:
             raise PendingLimitExceeded(max_pending or 0, int(count), len(items))
 
-    async def get_pending(self, prediction_id: str) -> PendingPrediction | None:
-        try:
-            pid = parse_prediction_id(prediction_id)
-        except PredictionIdError:
-            return None
-        keys = GenerationKeys(pid.model, pid.generation)
-        with translate_redis_errors("get_pending"):
-            fields = cast(dict[bytes, bytes], await self._redis.hgetall(keys.pending(pid.token)))
-        if fields.get(b"pid") != prediction_id.encode("ascii"):
-            return None
-        return pending_prediction(fields)
-
     async def count_pending(self, model: str, generation: int, now: float) -> int:
         keys = GenerationKeys(model, generation)
         with translate_redis_errors("count_pending"):
@@ -621,11 +619,6 @@ class RedisModelStore:
             for _, entries in cast(_XRead, reply) or []
             for stream_id, fields in entries
         ]
-
-    async def log_sequence(self, model: str, generation: int) -> int:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("log_sequence"):
-            return int(await self._redis.get(keys.sequence) or 0)
 
     # -- checkpoints -----------------------------------------------------------------------
 

@@ -3,13 +3,16 @@
 Layers (imports point down only):
 
 - ``service.api``      FastAPI routers and pydantic schemas (HTTP and WebSocket)
+- ``service.telemetry`` Prometheus collectors fed by the engine (an engine ``Observer``)
 - ``service.engine``   one runtime per model: learner + measures + ordering of updates
-- ``service.telemetry`` Prometheus collectors fed by the engine
 - ``service.learners`` pure maths, no I/O
 - ``service.jit_cache`` the kernels' numba decorator; each entry point configures its disk cache
 - ``service.measures`` running cost-sensitive measures
 - ``service.features`` request bodies to vectors (dense, sparse, named)
 - ``model_store``      every byte that leaves the process
+
+The benchmarks (``bench``) and the tests sit above all of it and are never imported by it; the
+contracts are ``[tool.importlinter]`` in pyproject.toml, checked by ``tests/test_imports.py``.
 """
 
 __version__ = "0.1.0"

@@ -198,8 +198,13 @@ class FeatureSpace:
 
     def vector(self, example: Example) -> SparseVector:
         """The learner's input for a logged example; registers new names (open schema)."""
+        return self.vector_reporting(example)[0]
+
+    def vector_reporting(self, example: Example) -> tuple[SparseVector, tuple[str, ...]]:
+        """:meth:`vector`, and the example's names that found no slot (an open schema whose
+        ``max_features`` slots are all taken): they are ignored, and the caller reports them."""
         if example.indices is not None:
-            return example.indices, example.values
+            return (example.indices, example.values), ()
         assert self.registry is not None and example.names is not None
         names, values = list(example.names), example.values
         if self.vanished:  # an example predicted before a schema change: its vanished names are dropped
@@ -207,7 +212,16 @@ class FeatureSpace:
             names, values = [names[k] for k in kept], values[kept]
         indices = self.registry.register(names)
         pairs = [(int(i), v) for i, v in zip(indices, values, strict=True) if i >= 0]
-        return self._sorted(pairs, self.keep_zeros)
+        ignored = tuple(name for name, i in zip(names, indices, strict=True) if i < 0)
+        return self._sorted(pairs, self.keep_zeros), ignored
+
+    def unregistrable(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Of a request's ``names``, those that are not registered and cannot be any more (the
+        registry is full): a prediction ignores them, and so will the label."""
+        registry = self.registry
+        if registry is None or registry.closed or len(registry.names) < registry.capacity:
+            return ()
+        return tuple(n for n in names if registry.index_of(n) is None)
 
     def name_of(self, index: int) -> str:
         """The name of a learner's feature slot: the registered name, ``"(intercept)"`` past the

@@ -16,7 +16,7 @@ apply when the client leaves the field out, and the stored configuration shows t
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,17 +24,20 @@ from .learners import ALGORITHMS, DEFAULT_GRID, OnlineLearner, create
 from .learners.covariance import DEFAULT_MEMORY_BUDGET
 from .measures import complement
 
-Algorithm = Literal[
-    "perceptron", "pa1", "paum", "cpapb", "romma", "arow", "cog", "acog", "acog-diag", "sacog", "ssacog",
-    "oli2ds", "opid", "sdrogd", "pegasos",
-]  # fmt: skip
+if TYPE_CHECKING:
+    Algorithm = str
+else:
+    Algorithm = Literal[tuple(ALGORITHMS)]
+    """The registry's names (:data:`service.learners.ALGORITHMS`), in its order: the OpenAPI enum and
+    the validation follow the registry, so registering a learner is all it takes to offer it."""
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
+"""A named feature, in ``feature_names`` and as a key of named input."""
 BATCHED_TUNABLES = ("lda_weight", "lam", "sketch_fraction", "batch_size", "eq17", "sketch_rows")
 
 ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
-    # OLI2DS (docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
+    # OLI2DS (../shared/docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
     # present set would rescale the features that stay. The intercept stays (unlike the code): without
     # it the cost cannot move the threshold on centred data (python -m bench.incomplete_streams).
     "oli2ds": {"C": 0.01, "normalize": "none"},

@@ -27,6 +27,10 @@ class Settings(BaseSettings):
     """Socket timeout of every Redis command: a Redis that does not answer in time is unavailable
     (503). It must also cover moving the largest checkpoint (the whole learner state) both ways."""
     redis_connect_timeout_seconds: float = Field(2.0, gt=0, le=60)
+    store_epoch: str | None = Field(None, pattern=r"^[0-9a-f]{16}$")
+    """The store epoch this deployment expects (``/readyz`` shows it as ``store_epoch``). Set, the
+    service refuses to start on a store with another epoch or none: one that lost its data (a Redis
+    restarted without persistence, flushed, or another server) instead of serving into it."""
     redis_cluster: bool = False
     """The Redis URL names a node of a Redis Cluster (also chosen by a ``redis+cluster://`` URL)."""
     redis_wait_replicas: int = Field(0, ge=0, le=16)

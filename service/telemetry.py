@@ -74,6 +74,13 @@ class Telemetry(Observer):
             ["model", "reason"],
             registry=registry,
         )
+        self.features_ignored_total = Counter(
+            "acog_features_ignored",
+            "Feature names a model could not take (its max_features slots are all taken), by where "
+            "they were met (predict, label); each request's reply names them in ignored_features.",
+            ["model", "at"],
+            registry=registry,
+        )
         self.expired_total = Counter(
             "acog_pending_expired",
             "Pending predictions that expired before their label arrived.",
@@ -172,6 +179,7 @@ class Telemetry(Observer):
             self.label_delay,
             self.follower_lag,
             self.predictions_refused_total,
+            self.features_ignored_total,
             self.resyncs,
             self.checkpoint_duration,
             self.missing_share,
@@ -193,6 +201,9 @@ class Telemetry(Observer):
 
     def predictions_refused(self, model: str, reason: str, count: int = 1) -> None:
         self.predictions_refused_total.labels(model, reason).inc(count)
+
+    def features_ignored(self, model: str, at: str, count: int) -> None:
+        self.features_ignored_total.labels(model, at).inc(count)
 
     def resynced(self, model: str) -> None:
         self.resyncs.labels(model).inc()

@@ -27,9 +27,10 @@ DASHBOARD = ROOT / "docker" / "grafana" / "dashboards" / "acog.json"
 
 @pytest.fixture(scope="module")
 def render() -> ModuleType:
-    """The ``snapshot`` package behind render.py, imported under a private name."""
-    if not (RENDER.exists() and (PACKAGE / "__init__.py").exists()):
-        pytest.skip("docs/dashboard/render.py or its snapshot package is absent")
+    """The ``snapshot`` package behind render.py, imported under a private name (both are part of
+    the repository: their absence is a failure, not a reason to skip)."""
+    assert RENDER.exists(), f"{RENDER} is missing"
+    assert (PACKAGE / "__init__.py").exists(), f"{PACKAGE} is missing"
     spec = importlib.util.spec_from_file_location(
         "acog_dashboard_snapshot", PACKAGE / "__init__.py", submodule_search_locations=[str(PACKAGE)]
     )
@@ -168,7 +169,6 @@ def test_units_as_grafana_shows_them(render: ModuleType) -> None:
 def test_intervals_and_variables_as_grafana_computes_them(
     render: ModuleType, dashboard: dict[str, Any]
 ) -> None:
-    pytest.importorskip("yaml")  # tests/deploy/promql.py substitutes the variables
     assert render.grafana_interval(90, 500, 2) == 2
     assert render.grafana_interval(3600, 500, 2) == 5
     assert render.rate_interval(2, 2) == 8

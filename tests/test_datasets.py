@@ -35,7 +35,7 @@ from tests.conftest import DATASETS, dataset_path
 @functools.cache
 def _load_shared(name: str) -> Dataset:
     for f in REGISTRY[name].files:
-        dataset_path(f)  # skips when the shared data are absent
+        dataset_path(f)  # fails when the shared data are absent
     return load(name, datasets_dir=DATASETS)
 
 
@@ -137,12 +137,10 @@ def test_mushrooms_label_one_is_positive() -> None:
 
 
 def test_library_bundled_datasets() -> None:
-    pytest.importorskip("sklearn")
     bc = load("sklearn:breast_cancer")
     _assert_canonical(bc)
     assert bc.X.shape == (569, 30)
     assert bc.n_positive == 212  # malignant
-    pytest.importorskip("river")
     ph = load("river:phishing")
     _assert_canonical(ph)
     assert ph.X.shape == (1250, 9)

@@ -88,7 +88,7 @@ def doc_means(n: int) -> dict[str, float]:
 @pytest.mark.slow
 def test_dna_n120_meets_every_target_and_prints_the_docs_digits(dna: tuple) -> None:
     """Acceptance test 5 at n = 120 with the full 20 repeats (the other sizes: the doc section)."""
-    results = opid.run(DNA, opid.Settings(repeats=20, sizes=(120,)))
+    results = opid.run(DNA, opid.OPIDProtocol(repeats=20, sizes=(120,)))
     failed = [c for c in opid.checks(results) if not c.met]
     assert not failed, failed
     summary = results.summary()[120]

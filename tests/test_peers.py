@@ -6,15 +6,14 @@ import functools
 
 import numpy as np
 import pytest
+import river  # noqa: F401  the peers are dev dependencies (pip install -e '.[dev]'): absent, the suite fails
 import scipy.sparse as sp
+import sklearn  # noqa: F401
+import vowpalwabbit  # noqa: F401
 
 from bench.peers import PEERS, run_peer
 from service.evaluation.datasets import l2_normalize, load
 from tests.conftest import DATASETS, dataset_path
-
-pytest.importorskip("river")
-pytest.importorskip("vowpalwabbit")
-pytest.importorskip("sklearn")
 
 ALL = sorted(PEERS)
 WEIGHTED = sorted(n for n, p in PEERS.items() if p.supports_weights)

@@ -55,3 +55,43 @@ def test_the_session_is_pasted_from_a_run() -> None:
 def test_every_linked_file_exists(link: str) -> None:
     if not link.startswith("http"):
         assert (ROOT / link).exists(), link
+
+
+LAYOUT_ROOTS = ("service", "model_store", "bench", "tests")
+
+
+def layout_block() -> str:
+    return README.split("## Layout", 1)[1].split("```", 2)[1]
+
+
+def layout_paths() -> set[str]:
+    """Every path the Layout block names (``service/api/``, ``service/cli.py``, ...), without a
+    trailing slash."""
+    found = re.findall(r"(?<![\w/.])((?:[a-z_]+/)+(?:[\w]+\.py)?)", layout_block())
+    return {path.rstrip("/") for path in found}
+
+
+def modules_under(root: str) -> list[str]:
+    """The top-level modules and packages of ``root`` (a .py file, or a directory holding Python)."""
+    out = []
+    for entry in sorted((ROOT / root).iterdir()):
+        if entry.name.startswith((".", "__")):
+            continue
+        if (entry.is_file() and entry.suffix == ".py") or (entry.is_dir() and any(entry.rglob("*.py"))):
+            out.append(f"{root}/{entry.name}")
+    return out
+
+
+@pytest.mark.parametrize("module", [m for root in LAYOUT_ROOTS for m in modules_under(root)])
+def test_the_layout_names_every_module_or_its_directory(module: str) -> None:
+    named = layout_paths()
+    parts = module.split("/")
+    ancestors = {"/".join(parts[:i]) for i in range(1, len(parts) + 1)}
+    assert ancestors & named, f"{module} is not in the README's Layout block (nor is a directory above it)"
+
+
+def test_every_path_in_the_layout_exists() -> None:
+    named = layout_paths()
+    assert {"service/api", "model_store", "bench", "tests"} <= named
+    for path in named:
+        assert (ROOT / path).exists(), f"the Layout block names {path}, which does not exist"

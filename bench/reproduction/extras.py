@@ -153,7 +153,7 @@ def data_variants(plan: Plan, permutations: int) -> dict[str, Any]:
                 data,
                 ev.parse_variants(plan.algorithms),
                 [metric],
-                ev.Settings(eta=grid, C=grid, r=grid),
+                ev.OnlineProtocol(eta=grid, C=grid, r=grid),
                 orders,
             )
         ]

@@ -44,7 +44,7 @@ def parse_job(argv: Sequence[str]) -> argparse.Namespace:
     return build_acog_parser().parse_args(["evaluate", *argv])
 
 
-def settings_of(args: argparse.Namespace) -> ev.Settings:
+def settings_of(args: argparse.Namespace) -> ev.OnlineProtocol:
     """The settings ``acog evaluate`` builds from the same arguments."""
     return settings_from_args(args)
 

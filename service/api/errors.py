@@ -16,51 +16,23 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from model_store import StoreError, StoreUnavailable
+from model_store import StoreError
 
-from ..engine import EngineError
+from ..engine import EngineError, store_failure
 
 
 def detail(field: str, message: str, kind: str, where: str = "body") -> dict[str, Any]:
     return {"detail": [{"loc": [where, *field.split(".")], "msg": message, "type": kind}]}
 
 
-def _retry_headers(seconds: float | None) -> dict[str, str] | None:
-    return None if seconds is None else {"Retry-After": str(max(1, round(seconds)))}
-
-
 def engine_error_response(error: EngineError, where: str = "body") -> JSONResponse:
     """An engine refusal: its status, kind and retry advice are the error's own (see
     :mod:`service.engine.errors`)."""
+    seconds = error.retry_after_seconds
     return JSONResponse(
         detail(error.field, error.problem, error.kind, where),
         status_code=error.status,
-        headers=_retry_headers(error.retry_after),
-    )
-
-
-def store_error_reply(error: StoreError) -> tuple[str, str, float]:
-    """The kind, message and ``Retry-After`` of a store failure, for REST and the WebSocket alike.
-
-    A 503 for a store failure means: the outcome is unknown. The store may or may not have done
-    what was asked (a label may have been appended before the connection broke, say), and every
-    store write is one atomic, idempotent script, so retrying the same request is safe: a label
-    retried with the same prediction id and value answers the first one's outcome.
-    """
-    kind = "store_unavailable" if isinstance(error, StoreUnavailable) else "store_error"
-    retry_after = error.retry_after if isinstance(error, StoreUnavailable) else 1.0
-    message = (
-        f"the model store is unavailable ({error}); the outcome is unknown: retry the same request, "
-        "which is safe"
-    )
-    return kind, message, retry_after
-
-
-def store_unavailable_response(error: StoreError) -> JSONResponse:
-    """503 with ``Retry-After`` (see :func:`store_error_reply`)."""
-    kind, message, retry_after = store_error_reply(error)
-    return JSONResponse(
-        detail("store", message, kind, "server"), status_code=503, headers=_retry_headers(retry_after)
+        headers=None if seconds is None else {"Retry-After": str(seconds)},
     )
 
 
@@ -152,7 +124,7 @@ def install(app: FastAPI) -> None:
 
     async def on_store_unavailable(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StoreError)
-        return store_unavailable_response(exc)
+        return engine_error_response(store_failure(exc), "server")
 
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(EngineError, on_engine_error)

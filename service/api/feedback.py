@@ -28,6 +28,7 @@ def _out(result: FeedbackResult) -> FeedbackOut:
         delay_seconds=result.delay_seconds,
         status=200 if result.error is None else result.error.status,
         error=None if result.error is None else str(result.error),
+        ignored_features=list(result.ignored),
     )
 
 

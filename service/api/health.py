@@ -37,7 +37,8 @@ async def readyz(engine: EngineDep, settings: SettingsDep) -> Health | JSONRespo
         return unavailable("unavailable", f"store refuses writes: {exc}")
     if not engine.ready:
         return unavailable("starting", "models are loading")
-    return Health(status="ready", auth=auth, models=len(engine.views()))
+    epoch = None if engine.identity is None else engine.identity.epoch
+    return Health(status="ready", auth=auth, models=len(engine.views()), store_epoch=epoch)
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})

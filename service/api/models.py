@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from ..engine import Engine
 from ..model_config import ModelConfig
+from ..schema_change import SchemaChangeRequest
 from .auth import require_admin, require_key
 from .dependencies import EngineDep, tag_model
-from .schemas import CheckpointOut, ModelInfo, ModelList, ModelSummary
+from .schemas import CheckpointOut, ModelInfo, ModelList, ModelNameInPath, ModelSummary
 
 router = APIRouter(prefix="/models", tags=["models"])
-Name = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+Name = ModelNameInPath
 
 
 def describe(engine: Engine, name: str) -> ModelInfo:
@@ -116,3 +117,33 @@ async def checkpoint(name: Name, request: Request, engine: EngineDep) -> Checkpo
     tag_model(request, name)
     written, version = await engine.checkpoint(name)
     return CheckpointOut(written=written, version=version)
+
+
+@router.post(
+    "/{name}/schema",
+    response_model=ModelInfo,
+    dependencies=[Depends(require_admin)],
+    responses={
+        404: {"description": "unknown model"},
+        409: {"description": "the schema changed meanwhile (another change landed first): declare again"},
+        410: {"description": "the model was replaced or deleted meanwhile"},
+        422: {
+            "description": "the change does not fit the model: an index schema (n_features), a name not in "
+            "the schema, nothing changed, more names than max_features (the field is named)"
+        },
+        503: {"description": "store or model unavailable: retry the same request after Retry-After"},
+    },
+)
+async def change_schema(
+    name: Name, change: SchemaChangeRequest, request: Request, engine: EngineDep
+) -> ModelInfo:
+    """Declare a feature migration on a model with named features: the new ``feature_names``, or
+    the ``vanished`` and ``augmented`` names. The change is written to the model's label log, so
+    every replica and every recovery applies it at the same point. The model keeps its generation,
+    version and measures: survivors keep their weights (``opid`` also compresses what the vanished
+    features knew into them), new names start at zero. From then on, a request naming a vanished
+    feature is a 422 that names it. ``state.schema`` shows the phase, the names on each side and the
+    labels since the change. A retry of the same request answers the same change."""
+    tag_model(request, name)
+    await engine.change_schema(name, change)
+    return describe(engine, name)

@@ -35,14 +35,16 @@ async def answer_predict(engine: Engine, body: PredictRequest) -> PredictionOut 
     """The reply to a predict request (shared by REST and the WebSocket)."""
     payloads = [body.features] if body.features is not None else list(body.instances or [])
     predictions, stored = await engine.predict(body.model, [features_payload(p) for p in payloads])
+    negative = 0 if predictions and engine.label_format(predictions[0].model) == "zero_one" else -1
     out = [
         PredictionOut(
             prediction_id=p.prediction_id,
-            label=1 if p.label == 1 else -1,
+            label=1 if p.label == 1 else negative,
             score=p.score,
             model=p.model,
             model_version=p.model_version,
             stored=stored,
+            ignored_features=list(p.ignored),
         )
         for p in predictions
     ]

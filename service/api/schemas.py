@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, StrictFloat, StrictInt, Tag, model_validator
+
+from model_store import MODEL_NAME_MAX_LENGTH, MODEL_NAME_REGEX
+
+from ..model_config import FeatureName
 
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 """A JSON number (an integer is taken as a float): never a string, a boolean, NaN or inf."""
-ModelName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+ModelName = Annotated[str, Field(min_length=1, max_length=MODEL_NAME_MAX_LENGTH, pattern=MODEL_NAME_REGEX)]
+"""A model name in a body (:data:`model_store.MODEL_NAME_REGEX`)."""
+ModelNameInPath = Annotated[
+    str, Path(min_length=1, max_length=MODEL_NAME_MAX_LENGTH, pattern=MODEL_NAME_REGEX)
+]
+"""A model name in a path (``/models/{name}``)."""
 Label = Annotated[
     StrictInt | StrictFloat, Field(description="-1/+1, or 0/1 for models with label_format zero_one")
 ]
@@ -20,10 +30,6 @@ class SparseFeatures(BaseModel):
     model_config = ConfigDict(extra="forbid")
     indices: list[Annotated[StrictInt, Field(ge=0)]]
     values: list[FiniteFloat]
-
-
-FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
-"""A named feature: as long as a name in a model's ``feature_names`` may be."""
 
 
 def features_kind(value: Any) -> str | None:
@@ -66,7 +72,10 @@ def features_payload(features: list[float] | SparseFeatures | dict[str, float]) 
 
 class PredictRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    model: ModelName = "default"
+    model: ModelName | None = Field(
+        None,
+        description="the model to ask; required unless the service has a default model (ACOG_DEFAULT_MODEL)",
+    )
     features: Features | None = None
     instances: list[Features] | None = Field(None, min_length=1, description="a batch of feature payloads")
 
@@ -79,11 +88,19 @@ class PredictRequest(BaseModel):
 
 class PredictionOut(BaseModel):
     prediction_id: str
-    label: Literal[-1, 1] = Field(description="+1 anomaly, -1 normal: sign(mu . x) with sign(0) = +1")
+    label: Literal[-1, 0, 1] = Field(
+        description="+1 anomaly, -1 normal: sign(mu . x) with sign(0) = +1; 1 and 0 for models with "
+        "label_format zero_one (the labels they take)"
+    )
     score: float = Field(description="mu . x")
     model: str
     model_version: int
     stored: bool = Field(description="false when the store was down: a later label will not find this id")
+    ignored_features: list[str] = Field(
+        default_factory=list,
+        description="feature names this model cannot take: its max_features slots are all taken, so "
+        "they weigh nothing now and will not be learned",
+    )
 
 
 class PredictBatchOut(BaseModel):
@@ -155,6 +172,11 @@ class FeedbackOut(BaseModel):
     delay_seconds: float | None = Field(description="label time minus prediction time")
     status: int = Field(200, description="HTTP status this item would have alone")
     error: str | None = None
+    ignored_features: list[str] = Field(
+        default_factory=list,
+        description="feature names of the example the model could not register (its max_features "
+        "slots are all taken): the label was learned without them",
+    )
 
 
 class FeedbackBatchOut(BaseModel):
@@ -200,3 +222,7 @@ class Health(BaseModel):
     detail: str | None = None
     auth: Literal["open", "keys"] | None = None
     models: int | None = None
+    store_epoch: str | None = Field(
+        None,
+        description="the store's identity: pin it with ACOG_STORE_EPOCH to refuse a store that lost its data",
+    )

@@ -71,3 +71,9 @@ class ErrorReply(BaseModel):
     ok: Literal[False]
     status: int = Field(description="400/404/409/410/413/422/429 final; 503 retry with the same message")
     detail: list[ErrorItem] = Field(min_length=1)
+    retry_after: int | None = Field(
+        None,
+        ge=1,
+        description="with a 503: seconds to wait before sending the same message again "
+        "(what REST sends as Retry-After); absent otherwise",
+    )

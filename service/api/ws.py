@@ -32,10 +32,10 @@ from pydantic import ValidationError
 
 from model_store import StoreError
 
-from ..engine import Engine, EngineError
+from ..engine import Engine, EngineError, store_failure
 from ..settings import Settings
 from .auth import is_open, key_allowed
-from .errors import json_safe, store_error_reply
+from .errors import json_safe
 from .feedback import answer_feedback
 from .predict import answer_predict
 from .schemas import FeedbackRequest, PredictRequest
@@ -44,14 +44,21 @@ router = APIRouter(tags=["stream"])
 Reply = dict[str, Any]
 
 
-def _error(status: int, field: str, message: str, kind: str, retry_after: float | None = None) -> Reply:
-    reply: Reply = {
+def _error(status: int, field: str, message: str, kind: str) -> Reply:
+    """A refusal of the WebSocket's own (the message itself: too large, too frequent, not JSON)."""
+    return {
         "ok": False,
         "status": status,
         "detail": [{"loc": [*field.split(".")], "msg": message, "type": kind}],
     }
-    if retry_after is not None:
-        reply["retry_after"] = max(1, round(retry_after))
+
+
+def _engine_error(error: EngineError) -> Reply:
+    """An engine refusal with the status, kind and retry advice REST answers it with
+    (:mod:`service.engine.errors`); ``retry_after`` is the ``Retry-After`` header's value."""
+    reply = _error(error.status, error.field, error.problem, error.kind)
+    if (seconds := error.retry_after_seconds) is not None:
+        reply["retry_after"] = seconds
     return reply
 
 
@@ -74,10 +81,9 @@ async def handle(engine: Engine, message: Any) -> Reply:
         detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         return {"ok": False, "status": 422, "detail": detail}
     except EngineError as exc:
-        return _error(exc.status, exc.field, exc.problem, exc.kind, exc.retry_after)
+        return _engine_error(exc)
     except StoreError as exc:  # the outcome is unknown; retrying the same message is safe
-        kind, problem, retry_after = store_error_reply(exc)
-        return _error(503, "store", problem, kind, retry_after)
+        return _engine_error(store_failure(exc))
     return {"ok": True, "status": 200, "result": result.model_dump()}
 
 

@@ -117,6 +117,10 @@ class AsyncClient:
     async def checkpoint(self, name: str) -> Checkpoint:
         return await self.run(calls.checkpoint(name))
 
+    async def change_schema(self, name: str, change: Mapping[str, Any]) -> ModelInfo:
+        """:meth:`service.client.Client.change_schema`."""
+        return await self.run(calls.change_schema(name, change))
+
     async def ensure_model(self, name: str, config: Mapping[str, Any]) -> ModelInfo:
         try:
             return await self.get_model(name)

@@ -133,6 +133,13 @@ def checkpoint(name: str) -> Call[Checkpoint]:
     return Call("POST", f"{name_path(name)}/checkpoint", _one(Checkpoint))
 
 
+def change_schema(name: str, change: Mapping[str, Any]) -> Call[ModelInfo]:
+    """Declare a feature migration: ``{"feature_names": [...]}`` or ``{"vanished": [...],
+    "augmented": [...]}``. Never applied twice, but not retried on an unknown outcome: once the
+    first attempt applied, a repeat is refused (422: the change no longer fits the schema)."""
+    return Call("POST", f"{name_path(name)}/schema", _one(ModelInfo), dict(change), idempotent=False)
+
+
 def health(path: str) -> Call[Health]:
     return Call("GET", path, _one(Health))
 

@@ -195,7 +195,9 @@ class AsyncStream:
                 else:
                     if reply.get("ok"):
                         return reply.get("result")
-                    failure = error_from(int(reply.get("status", 500)), reply)
+                    advised = reply.get("retry_after")  # the server's Retry-After, as REST sends it
+                    retry_after = float(advised) if isinstance(advised, int | float) else None
+                    failure = error_from(int(reply.get("status", 500)), reply, retry_after)
                     retryable = idempotent and retryable_status(failure)
                 wait = self.retry.next_wait(attempt, started, retry_after) if retryable else None
                 if wait is None:

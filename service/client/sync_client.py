@@ -157,6 +157,12 @@ class Client:
         """Write the model's checkpoint now (admin key)."""
         return self.run(calls.checkpoint(name))
 
+    def change_schema(self, name: str, change: Mapping[str, Any]) -> ModelInfo:
+        """Declare a feature migration on a model with named features (admin key): the new
+        ``feature_names``, or the ``vanished`` and ``augmented`` names. The model keeps its
+        generation; a request naming a vanished feature is refused from then on."""
+        return self.run(calls.change_schema(name, change))
+
     def ensure_model(self, name: str, config: Mapping[str, Any]) -> ModelInfo:
         """The model ``name``, created with ``config`` if it does not exist (an existing one is
         left as it is, whatever its configuration)."""

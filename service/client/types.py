@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Reply(BaseModel):
@@ -34,6 +34,8 @@ class Prediction(Reply):
     model: str
     model_version: int
     stored: bool = True
+    ignored_features: list[str] = Field(default_factory=list)
+    """Feature names the model cannot take (its ``max_features`` slots are all taken)."""
 
     @property
     def anomaly(self) -> bool:
@@ -61,6 +63,8 @@ class FeedbackResult(Reply):
     delay_seconds: float | None = None
     status: int = 200
     error: str | None = None
+    ignored_features: list[str] = Field(default_factory=list)
+    """Feature names the model could not register (its ``max_features`` slots are all taken)."""
 
     @property
     def ok(self) -> bool:
@@ -115,3 +119,4 @@ class Health(Reply):
     detail: str | None = None
     auth: str | None = None
     models: int | None = None
+    store_epoch: str | None = None

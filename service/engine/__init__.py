@@ -9,9 +9,11 @@ from .errors import (
     ModelConflict,
     ModelGone,
     ModelUnavailable,
+    StoreFailure,
     StoreLost,
     UnknownModel,
     UnknownPrediction,
+    store_failure,
 )
 from .observer import Observer
 from .runtime import Applied, ModelRuntime
@@ -34,7 +36,9 @@ __all__ = [
     "Observer",
     "Prediction",
     "PutOutcome",
+    "StoreFailure",
     "StoreLost",
     "UnknownModel",
     "UnknownPrediction",
+    "store_failure",
 ]

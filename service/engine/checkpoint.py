@@ -4,7 +4,8 @@ The blob is :func:`model_store.encode_state` of::
 
     {"format": 1, "generation": int, "config": JSON text, "applied_id": str,
      "version": int, "updates": int, "written_at": float,
-     "learner": learner.to_state(), "measures": ..., "window": ..., "registry": {"names": [...]}}
+     "learner": learner.to_state(), "measures": ..., "window": ..., "registry": {"names": [...]},
+     "schema": SchemaHistory.to_state() after a declared schema change, else None}
 
 ``config`` is stored so that a blob written for another configuration is never loaded into
 a model (``restore`` checks it). Decoding errors (checksum, truncation, future format) are
@@ -37,6 +38,9 @@ class Snapshot:
     measures: dict[str, Any]
     window: dict[str, Any]
     registry: dict[str, Any] | None
+    schema: dict[str, Any] | None = None
+    """:meth:`service.schema_history.SchemaHistory.to_state` once the schema changed (the learner
+    state is then of the *current* schema's learner)."""
 
     def encode(self) -> bytes:
         return encode_state(
@@ -52,6 +56,7 @@ class Snapshot:
                 "measures": self.measures,
                 "window": self.window,
                 "registry": self.registry,
+                "schema": self.schema,
             }
         )
 
@@ -73,4 +78,5 @@ class Snapshot:
             measures=tree["measures"],
             window=tree["window"],
             registry=tree["registry"],
+            schema=tree.get("schema"),
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import math
 import os
@@ -53,6 +54,8 @@ from ..features import FeatureError
 from ..learners import warm_up
 from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
+from ..schema_change import EVENT_KIND as SCHEMA_EVENT
+from ..schema_change import SchemaChangeError, SchemaChangeRequest, plan
 from ..settings import Settings
 from .cancellation import finish, reraise_cancellation
 from .errors import (
@@ -88,6 +91,8 @@ class Prediction:
     score: float
     model: str
     model_version: int
+    ignored: tuple[str, ...] = ()
+    """Feature names the model cannot take (its ``max_features`` slots are all taken)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +109,8 @@ class FeedbackResult:
     model_version: int | None = None
     delay_seconds: float | None = None
     error: EngineError | None = None
+    ignored: tuple[str, ...] = ()
+    """Feature names of the example the model could not register, so did not learn from."""
 
 
 def replica_id() -> str:
@@ -189,10 +196,27 @@ class Engine:
         """The store's identity (written the first time); layout-1 models are migrated first."""
         await self.store.check_durability()
         identity = await self.store.identity(create=False)
+        expected = self.settings.store_epoch
+        if expected is not None and (identity is None or identity.epoch != expected):
+            found = "no epoch at all" if identity is None else f"epoch {identity.epoch}"
+            raise StoreError(
+                f"the store is not the one this service expects: ACOG_STORE_EPOCH is {expected} and the "
+                f"store has {found}. It lost its data (a Redis restarted without persistence, or flushed) "
+                "or it is another store; restore its data, or unset ACOG_STORE_EPOCH to start afresh"
+            )
         if identity is None:
+            if not await self.store.legacy_models():
+                leftover = await self.store.leftover_key()
+                if leftover is not None:
+                    raise StoreError(
+                        f"the store lost part of its data: it has no identity but still holds {leftover!r} "
+                        "(keys evicted under maxmemory, or a partial restore). Restore its data, or delete "
+                        "the acog:* keys to start afresh"
+                    )
             await self._migrate_layout_1()
             identity = await self.store.identity(create=True)
         assert identity is not None
+        log.info("store epoch %s (key layout %d)", identity.epoch, identity.layout)
         if identity.layout > 2:
             raise StoreError(
                 f"the store has key layout {identity.layout}, written by a newer acog-service; "
@@ -330,8 +354,9 @@ class Engine:
 
     # --- models ---------------------------------------------------------------------------
 
-    def check_config(self, config: ModelConfig) -> None:
-        """Refuse a configuration that passes its schema but not the service's limits."""
+    def check_config(self, config: ModelConfig, declared: bool = True) -> None:
+        """Refuse a configuration that passes its schema but not the service's limits (``declared``:
+        also one that sets a parameter its algorithm does not take, as a client's may)."""
         if config.dimension > self.settings.max_n_features:
             field = "n_features" if config.n_features is not None else "max_features"
             raise LimitExceeded(
@@ -339,7 +364,7 @@ class Engine:
                 f"{config.dimension} is over the limit of {self.settings.max_n_features} (max_n_features)",
             )
         budget = self.settings.memory_budget_bytes
-        refused = config.inapplicable(budget)
+        refused = config.inapplicable(budget) if declared else []
         if refused:
             raise InvalidRequest(refused[0], f"is not a parameter of {config.resolved_algorithm(budget)}")
         try:
@@ -382,6 +407,38 @@ class Engine:
             with contextlib.suppress(StoreError):
                 await self.store.delete_generation(name, current.generation)
         return "created" if current is None else "replaced"
+
+    async def change_schema(self, name: str, request: SchemaChangeRequest) -> Applied | None:
+        """Declare a change of model ``name``'s feature schema (:mod:`service.schema_change`): the
+        change is planned against the names registered here, written to the model's log like a
+        label, and answered once this replica applied it, so every replica and every recovery
+        migrates at the same point of the log. The model keeps its generation and history.
+
+        A retry of the same request on the same schema finds the first entry (the request id is a
+        hash of the generation, the schema it was planned on and the change). A change that lands
+        after another one (planned on a schema that is gone) applies as a no-op everywhere and is
+        a 409: declare it again against the new schema."""
+        replica = self._serving(name)
+        runtime = replica.runtime
+        try:
+            change = plan(runtime.schema.config, runtime.registered_names(), request)
+        except SchemaChangeError as exc:
+            raise InvalidRequest(exc.field, exc.problem) from None
+        self.check_config(change.config, declared=False)  # the model's own, with the new names
+        body = runtime.schema_event(change)
+        digest = hashlib.sha256(b"%d:" % replica.generation + body).hexdigest()[:32]
+        try:
+            applied = await replica.append_event(SCHEMA_EVENT, body, digest)
+        except GenerationGone as exc:
+            await self.refresh_model(name)
+            raise ModelGone("model", f"model {name!r}: {exc}") from None
+        if applied is not None and not applied.updated:
+            raise ModelConflict(
+                "model",
+                f"the schema of model {name!r} changed while this change was declared (log entry "
+                f"{applied.seq} applied as a no-op); declare it again against the current schema",
+            )
+        return applied
 
     async def delete_model(self, name: str) -> None:
         deleted = await self.store.delete_model(name)
@@ -431,8 +488,25 @@ class Engine:
 
     # --- predictions ----------------------------------------------------------------------
 
-    async def predict(self, model: str, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
+    def resolve_model(self, model: str | None) -> str:
+        """The model a request names, or the configured default model when it names none; a request
+        without ``model`` is refused when no default model is configured (``ACOG_DEFAULT_MODEL``)."""
+        if model is not None:
+            return model
+        if self.settings.default_model is None:
+            raise InvalidRequest(
+                "model", "is required: this service has no default model (ACOG_DEFAULT_MODEL is not set)"
+            )
+        return str(self.settings.default_model.get("name", "default"))
+
+    def label_format(self, model: str) -> str:
+        """How model ``model`` writes its labels: ``plus_minus_one`` (-1/+1) or ``zero_one`` (0/1)."""
+        replica = self.replicas.get(model)
+        return "plus_minus_one" if replica is None else replica.config.label_format
+
+    async def predict(self, model: str | None, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
         """Score every instance; returns the predictions and whether they were stored."""
+        model = self.resolve_model(model)
         replica = self._serving(model)
         runtime = replica.runtime
         self._check_batch("instances", len(instances), "instances")
@@ -454,7 +528,8 @@ class Engine:
             label = 1 if score >= 0.0 else -1
             pid = make_prediction_id(model, replica.generation, now)
             pending.append(PendingPrediction(pid, example, label, score, now))
-            out.append(Prediction(pid, label, score, model, version))
+            ignored = runtime.features.unregistrable(example.names or ())
+            out.append(Prediction(pid, label, score, model, version, ignored))
         stored = True
         try:
             await replica.put_pending(pending)
@@ -467,6 +542,9 @@ class Engine:
             stored = False
         anomalies = sum(p.label == 1 for p in out)
         self.observer.predictions(model, anomalies, len(out) - anomalies)
+        n_ignored = sum(len(p.ignored) for p in out)
+        if n_ignored:
+            self.observer.features_ignored(model, "predict", n_ignored)
         return out, stored
 
     def _parse(self, replica: ModelReplica, features: Any, field: str) -> tuple[Example, SparseVector]:
@@ -578,6 +656,8 @@ class Engine:
                 self.observer.rejected(r.model, "duplicate")
             elif r.error is not None:
                 self.observer.rejected(r.model, r.error.reason)
+            elif r.ignored:
+                self.observer.features_ignored(r.model, "label", len(r.ignored))
         return [r for r in results if r is not None]
 
     async def _label_group(self, model: str, items: list[tuple[str, int]]) -> list[LabelAnswer | EngineError]:
@@ -605,6 +685,7 @@ class Engine:
                 updated=None if applied is None else applied.updated,
                 model_version=outcome.seq,
                 delay_seconds=delay if applied is None else applied.delay,
+                ignored=() if applied is None else applied.ignored,
             )
         if outcome.status == "conflict":
             replica = self.replicas.get(model)
@@ -636,7 +717,11 @@ class Engine:
         except GenerationGone as exc:
             await self.refresh_model(model)
             raise ModelGone("model", f"model {model!r}: {exc}") from None
-        return [_example_result(model, pid, applied) for pid, applied in appended]
+        results = [_example_result(model, pid, applied) for pid, applied in appended]
+        ignored = sum(len(r.ignored) for r in results)
+        if ignored:
+            self.observer.features_ignored(model, "label", ignored)
+        return results
 
     # --- maintenance ----------------------------------------------------------------------
 
@@ -686,4 +771,5 @@ def _example_result(model: str, pid: str, applied: Applied | None) -> FeedbackRe
         updated=None if applied is None else applied.updated,
         model_version=None if applied is None else applied.seq,
         delay_seconds=0.0,
+        ignored=() if applied is None else applied.ignored,
     )

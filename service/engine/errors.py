@@ -3,10 +3,15 @@
 This is the one place where an error's HTTP status, its ``kind`` (the ``type`` of the error
 detail clients read), the reason it is counted under in ``acog_labels_rejected_total``, and its
 retry behaviour are defined; REST (:mod:`service.api.errors`) and the WebSocket
-(:mod:`service.api.ws`) both answer from these attributes.
+(:mod:`service.api.ws`) both answer from these attributes. A failure of the store is answered
+through :func:`store_failure`, which gives it the same attributes.
 """
 
 from __future__ import annotations
+
+import math
+
+from model_store import StoreError, StoreUnavailable
 
 
 class EngineError(Exception):
@@ -21,6 +26,12 @@ class EngineError(Exception):
         super().__init__(f"{field}: {problem}")
         self.field = field
         self.problem = problem
+
+    @property
+    def retry_after_seconds(self) -> int | None:
+        """:attr:`retry_after` as protocols send it: whole seconds, at least 1 (``Retry-After``
+        is an integer, and 0 would invite a retry storm); None when the request is final."""
+        return None if self.retry_after is None else max(1, math.ceil(self.retry_after))
 
     @property
     def reason(self) -> str:
@@ -100,4 +111,28 @@ class StoreLost(EngineError):
 
     status = 503
     kind = "store_lost"
-    retry_after = 60.0
+    retry_after = None  # no Retry-After: clients treat the 503 as final, since retrying cannot help
+
+
+class StoreFailure(EngineError):
+    """The store failed to answer (503): the outcome is unknown. The store may or may not have done
+    what was asked (a label may have been appended before the connection broke, say), and every
+    store write is one atomic, idempotent script, so retrying the same request is safe: a label
+    retried with the same prediction id and value answers the first one's outcome."""
+
+    status = 503
+
+
+def store_failure(error: StoreError) -> StoreFailure:
+    """``error`` as the engine answers it: ``store_unavailable`` with the store's own retry advice,
+    or ``store_error`` (retry after 1 s) for any other store failure."""
+    failure = StoreFailure(
+        "store",
+        f"the model store is unavailable ({error}); the outcome is unknown: retry the same request, "
+        "which is safe",
+    )
+    if isinstance(error, StoreUnavailable):
+        failure.kind, failure.retry_after = "store_unavailable", error.retry_after
+    else:
+        failure.kind, failure.retry_after = "store_error", 1.0
+    return failure

@@ -23,6 +23,9 @@ class Observer:
     def predictions_refused(self, model: str, reason: str, count: int = 1) -> None:
         """Predictions were refused (invalid features, limits)."""
 
+    def features_ignored(self, model: str, at: str, count: int) -> None:
+        """``count`` feature names a model could not take (``at``: ``predict`` or ``label``)."""
+
     def applied(self, model: str, applied: Applied, lag: float) -> None:
         """A logged label was learned, ``lag`` seconds after it was acknowledged (by any replica)."""
 

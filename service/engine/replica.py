@@ -221,6 +221,16 @@ class ModelReplica:
             out.append((pid, applied))
         return out
 
+    async def append_event(self, kind: str, body: bytes, request_id: str) -> Applied | None:
+        """Append a non-label event to the log (idempotent by ``request_id``: a retry finds the
+        first entry), then wait until this replica has applied it."""
+        appended, _ = await self.store.append_event(
+            self.name, self.generation, kind, body, request_id, time.time()
+        )
+        if appended.seq is None:
+            return None
+        return await self._until_applied(appended.seq)
+
     async def checkpoint(self, timeout: float = 30.0) -> bool:
         """Have a checkpoint of at least the current version written; False when one is stored already.
 
@@ -290,7 +300,8 @@ class ModelReplica:
                 raise _Fatal(f"applying log entry {entry.seq} ({entry.stream_id}) failed: {exc!r}") from exc
             if applied is None:
                 continue
-            self.observer.applied(self.name, applied, max(0.0, now - entry.labelled_at))
+            if applied.kind == "label":
+                self.observer.applied(self.name, applied, max(0.0, now - entry.labelled_at))
             for future in self._waiters.pop(applied.seq, ()):
                 if not future.done():
                     future.set_result(applied)

@@ -25,6 +25,9 @@ from ..learners import OnlineLearner
 from ..learners.inputs import SparseVector
 from ..measures import Measures, Objective, WindowedMeasures
 from ..model_config import ModelConfig
+from ..schema_change import EVENT_KIND as SCHEMA_EVENT
+from ..schema_change import SchemaChange
+from ..schema_history import SchemaHistory
 from .checkpoint import Snapshot
 
 
@@ -75,6 +78,11 @@ class Applied:
     update_seconds: float
     missing_share: float = 0.0
     """Share of the model's known features absent from the example."""
+    kind: str = "label"
+    """``label``, or the kind of event applied (``schema``: a declared schema change)."""
+    ignored: tuple[str, ...] = ()
+    """Feature names of the example that the model could not register (its ``max_features``
+    slots are taken): they weigh nothing, now or later."""
 
 
 class ModelRuntime:
@@ -89,6 +97,8 @@ class ModelRuntime:
         self.config_json = json.dumps(config.model_dump(mode="json"), sort_keys=True)
         self.memory_budget = memory_budget
         self.learner: OnlineLearner = config.build_learner(memory_budget)
+        self.schema = SchemaHistory(config)
+        """The current schema; ``config`` stays the generation's (checkpoints are checked against it)."""
         self.features = FeatureSpace(config)
         objective = Objective(alpha_p=config.alpha_p, c_p=config.c_p)
         self.measures = Measures(objective)
@@ -130,11 +140,13 @@ class ModelRuntime:
                 raise LogGap(self.name, self.version + 1, entry.seq)
         elif not self.is_after(entry.stream_id):
             return None
+        if entry.kind == SCHEMA_EVENT:
+            return self._change_schema(entry)
         if entry.kind != "label" or entry.example is None:
             raise UnknownEvent(
                 f"log entry {entry.stream_id} is a {entry.kind!r} event, which this service cannot apply"
             )
-        vector = self.features.vector(entry.example)
+        vector, ignored = self.features.vector_reporting(entry.example)
         yhat = entry.yhat if entry.yhat != 0 else self.learner.predict(vector)
         start = time.perf_counter()
         info = self.learner.learn(vector, entry.y)
@@ -155,11 +167,58 @@ class ModelRuntime:
             delay=max(0.0, entry.labelled_at - entry.predicted_at),
             update_seconds=elapsed,
             missing_share=self.features.missing_share(entry.example),
+            ignored=ignored,
         )
+        return self._remember(applied)
+
+    def _remember(self, applied: Applied) -> Applied:
         self.recent[applied.seq] = applied
         if len(self.recent) > RECENT:
             self.recent.popitem(last=False)
         return applied
+
+    def registered_names(self) -> list[str]:
+        """The named schema's names in index order (empty for an index schema)."""
+        registry = self.features.registry
+        return [] if registry is None else list(registry.names)
+
+    def schema_event(self, change: SchemaChange) -> bytes:
+        """The body of the log entry declaring ``change``, planned against the names registered now
+        (``base``): where the entry lands after another change, it applies as a no-op."""
+        return json.dumps({"change": change.to_json(), "base": self.registered_names()}).encode()
+
+    @property
+    def labels(self) -> int:
+        """Labels applied (the log's entries less its schema changes)."""
+        return self.version - len(self.schema.changes)
+
+    def _change_schema(self, entry: LogEntry) -> Applied:
+        """Apply a declared schema change (:mod:`service.schema_history`): the learner migrates and
+        the feature space becomes the new schema's. Nothing changes if the migration raises."""
+        body = json.loads(entry.body)
+        change = SchemaChange.from_json(body["change"])
+        start = time.perf_counter()
+        base = self.registered_names()
+        applicable = base == list(body["base"])
+        if applicable:  # else the schema changed between the plan and this entry: a no-op everywhere
+            schema = SchemaHistory.from_state(self.schema.to_state())  # installed only on success
+            learner, features = schema.apply(change, self.learner, self.version + 1, self.labels)
+            self.learner, self.features, self.schema = learner, features, schema
+        self.applied_id = entry.stream_id
+        self.version += 1
+        applied = Applied(
+            stream_id=entry.stream_id,
+            seq=self.version,
+            prediction_id="",
+            y=0,
+            yhat=0,
+            updated=applicable,
+            version=self.version,
+            delay=0.0,
+            update_seconds=time.perf_counter() - start,
+            kind=SCHEMA_EVENT,
+        )
+        return self._remember(applied)
 
     # --- checkpoints ----------------------------------------------------------------------
 
@@ -187,23 +246,30 @@ class ModelRuntime:
             measures=self.measures.to_state(),
             window=self.window.to_state(),
             registry=None if registry is None else registry.to_state(),
+            schema=self.schema.to_state() if self.schema.changed else None,
         )
 
     def restore(self, snapshot: Snapshot) -> None:
         """Load a checkpoint; every part is checked before any is replaced."""
         probe = type(self)(self.name, self.generation, self.config, self.memory_budget, self.window.size)
-        probe.learner.load_state(snapshot.learner)
+        if snapshot.schema is not None:
+            probe.schema = SchemaHistory.from_state(snapshot.schema)
+            probe.learner = probe.schema.restore_learner(self.memory_budget, snapshot.learner)
+            probe.features = probe.schema.feature_space()
+        else:
+            probe.learner.load_state(snapshot.learner)
         probe.measures.load_state(snapshot.measures)
         probe.window.load_state(snapshot.window)
         if probe.features.registry is not None:
             if snapshot.registry is None:
                 raise ValueError("checkpoint lacks the feature registry of a named model")
             probe.features.registry.load_state(snapshot.registry)
-        self.learner, self.measures, self.window, self.features = (
+        self.learner, self.measures, self.window, self.features, self.schema = (
             probe.learner,
             probe.measures,
             probe.window,
             probe.features,
+            probe.schema,
         )
         self.applied_id = snapshot.applied_id
         self.version = snapshot.version
@@ -230,6 +296,11 @@ class ModelRuntime:
         out.update(learner.describe())  # "eta" (the selection of eta="auto"), "sketch", ...
         if self.features.registry is not None:
             out["features_registered"] = len(self.features.registry.names)
+        if self.schema.changed or self.config.named:
+            out["schema"] = {
+                **self.schema.describe(self.learner, self.labels),
+                "feature_names": self.registered_names(),
+            }
         features = out.get("features")
         if features is not None:  # presence learners (OLI2DS) give feature slots: name them
             for entry in features["informativeness"]:

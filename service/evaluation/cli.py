@@ -115,9 +115,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         protocol.add_arguments(parser)
 
 
-def settings_from_args(args: argparse.Namespace) -> ev.Settings:
+def settings_from_args(args: argparse.Namespace) -> ev.OnlineProtocol:
     """The protocol settings the ``acog evaluate`` options describe."""
-    return ev.Settings(
+    return ev.OnlineProtocol(
         eta=args.eta,
         C=args.C,
         r=args.r,
@@ -186,14 +186,7 @@ def run_online(args: argparse.Namespace) -> int:
 def _document(args: argparse.Namespace, data: Any, orders: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "protocol": "online",
-        "dataset": {
-            "name": data.name,
-            "rows": data.n_samples,
-            "features": data.n_features,
-            "positives": data.n_positive,
-            "negatives": data.n_negative,
-            "source": str(data.source),
-        },
+        "dataset": data.summary(),
         "permutations": len(orders),
         "command": " ".join(sys.argv),
         "python": platform.python_version(),

@@ -102,14 +102,7 @@ def document(
 ) -> dict[str, Any]:
     return {
         "protocol": "oli2ds",
-        "dataset": {
-            "name": data.name,
-            "rows": data.n_samples,
-            "features": data.n_features,
-            "positives": data.n_positive,
-            "negatives": data.n_negative,
-            "source": str(data.source),
-        },
+        "dataset": data.summary(),
         "rounds": args.rounds,
         "seed": seed,
         "params": params,

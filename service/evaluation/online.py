@@ -92,7 +92,7 @@ def parse_variants(spec: str) -> list[Variant]:
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class OnlineProtocol:
     """Hyper-parameters of a run. Tuples are swept; the best mean wins per measure."""
 
     eta: tuple[float, ...] = (100.0,)
@@ -150,7 +150,7 @@ def permutations(data: Dataset, count: int, seed: int | None) -> np.ndarray:
 
 
 def learner_params(
-    variant: Variant, metric: Metric, settings: Settings, ratio: float
+    variant: Variant, metric: Metric, settings: OnlineProtocol, ratio: float
 ) -> list[dict[str, Any]]:
     """Every hyper-parameter combination to try for ``variant`` (``ratio`` = T_n / T_p)."""
     spec = ALGORITHMS[variant.algorithm].param_spec()
@@ -172,7 +172,7 @@ def learner_params(
     return [base]
 
 
-def _rho(metric: Metric, settings: Settings, ratio: float) -> float | str:
+def _rho(metric: Metric, settings: OnlineProtocol, ratio: float) -> float | str:
     if isinstance(settings.rho, float | int):
         return float(settings.rho)
     if metric == "cost":
@@ -197,7 +197,7 @@ def evaluate(
     data: Dataset,
     variants: Sequence[Variant],
     metrics: Sequence[Metric],
-    settings: Settings,
+    settings: OnlineProtocol,
     orders: np.ndarray,
     progress: Callable[[int], Any] | None = None,
 ) -> Iterator[tuple[Variant, Metric, Runs, list[Runs]]]:
@@ -227,7 +227,7 @@ def evaluate(
 
 
 def total_runs(
-    variants: Sequence[Variant], metrics: Sequence[Metric], settings: Settings, n_orders: int
+    variants: Sequence[Variant], metrics: Sequence[Metric], settings: OnlineProtocol, n_orders: int
 ) -> int:
     return sum(len(learner_params(v, m, settings, 1.0)) * n_orders for v in variants for m in metrics)
 

@@ -114,7 +114,7 @@ SETUPS: dict[str, Setup] = {
 
 
 @dataclass(frozen=True)
-class Settings:
+class OPIDProtocol:
     """Everything the protocol's numbers depend on besides the data."""
 
     repeats: int = 20
@@ -131,7 +131,7 @@ class Results:
     """Accuracies per size and method, one per repeat, and the γ / C each repeat picked."""
 
     setup: Setup
-    settings: Settings
+    settings: OPIDProtocol
     accuracy: dict[int, dict[str, list[float]]] = field(default_factory=dict)
     picked: dict[int, dict[str, list[float]]] = field(default_factory=dict)
 
@@ -164,7 +164,7 @@ def c_stage_rows(labels: np.ndarray, setup: Setup) -> np.ndarray:
     return np.sort(np.concatenate(chosen))
 
 
-def c_stage_model(X: np.ndarray, labels: np.ndarray, setup: Setup, settings: Settings) -> np.ndarray:
+def c_stage_model(X: np.ndarray, labels: np.ndarray, setup: Setup, settings: OPIDProtocol) -> np.ndarray:
     """``Wˢ*`` (d_s × c) from the C-stage rows over ``O = V ∪ S``."""
     rows = c_stage_rows(labels, setup)
     old = X[rows, : setup.vanished + setup.survived]
@@ -254,7 +254,7 @@ def baseline_accuracy(
 
 def run(
     setup: Setup,
-    settings: Settings = Settings(),
+    settings: OPIDProtocol = OPIDProtocol(),
     datasets_dir: str | Path | None = None,
     progress: Callable[[int], Any] | None = None,
 ) -> Results:

@@ -14,9 +14,9 @@ from ..cli_options import UsageError
 from . import opid
 
 
-def settings_from_args(args: argparse.Namespace) -> opid.Settings:
+def settings_from_args(args: argparse.Namespace) -> opid.OPIDProtocol:
     """The protocol settings the command line describes."""
-    return opid.Settings(repeats=args.permutations, seed=0 if args.seed is None else args.seed)
+    return opid.OPIDProtocol(repeats=args.permutations, seed=0 if args.seed is None else args.seed)
 
 
 def run_opid(args: argparse.Namespace) -> int:

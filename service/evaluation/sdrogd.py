@@ -67,7 +67,7 @@ GRIDS = {"paper": PAPER_GRID, "reduced": REDUCED_GRID}
 
 
 @dataclass(frozen=True)
-class Settings:
+class SDROGDProtocol:
     """What the protocol needs besides the data set."""
 
     algorithms: tuple[str, ...] = ALGORITHMS
@@ -129,7 +129,7 @@ def sklearn() -> Any:
     return metrics, model_selection, preprocessing
 
 
-def prepared(data: Dataset, settings: Settings) -> tuple[sp.csr_matrix, np.ndarray]:
+def prepared(data: Dataset, settings: SDROGDProtocol) -> tuple[sp.csr_matrix, np.ndarray]:
     """``X`` standardised over the whole set (when asked), as canonical CSR, and ``y``."""
     _, _, preprocessing = sklearn()
     X = data.X
@@ -142,7 +142,7 @@ def prepared(data: Dataset, settings: Settings) -> tuple[sp.csr_matrix, np.ndarr
     return X, np.asarray(data.y, dtype=np.int64)
 
 
-def with_intercept(X: sp.csr_matrix, settings: Settings) -> sp.csr_matrix:
+def with_intercept(X: sp.csr_matrix, settings: SDROGDProtocol) -> sp.csr_matrix:
     if not settings.fit_intercept:
         return X
     out = sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")
@@ -167,7 +167,7 @@ def sdrogd_settings(grid: Grid) -> list[dict[str, float]]:
 
 def cv_accuracies(
     algorithm: str, X: sp.csr_matrix, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
-    settings: Settings,
+    settings: SDROGDProtocol,
 ) -> tuple[list[dict[str, float]], np.ndarray]:  # fmt: skip
     """Every grid setting and its mean validation accuracy (percent) over the folds."""
     Xa = with_intercept(X, settings)
@@ -200,7 +200,7 @@ def cv_accuracies(
     return candidates, scores.mean(axis=0)
 
 
-def final_learner(algorithm: str, n_features: int, params: dict[str, float], settings: Settings) -> Any:
+def final_learner(algorithm: str, n_features: int, params: dict[str, float], settings: SDROGDProtocol) -> Any:
     extra: dict[str, Any] = {"batch_size": settings.batch_size, "fit_intercept": settings.fit_intercept}
     if algorithm == "sdrogd":
         extra.update(eq17=settings.eq17, sketch_rows=settings.sketch_rows, memory_budget=2**40)
@@ -208,7 +208,7 @@ def final_learner(algorithm: str, n_features: int, params: dict[str, float], set
 
 
 def run_repeat(
-    algorithm: str, X: sp.csr_matrix, y: np.ndarray, repeat: int, settings: Settings
+    algorithm: str, X: sp.csr_matrix, y: np.ndarray, repeat: int, settings: SDROGDProtocol
 ) -> RepeatResult:
     """Split, cross-validate, train on the 80 %, test on the 20 %."""
     metrics, model_selection, _ = sklearn()
@@ -241,7 +241,7 @@ def run_repeat(
 
 
 def evaluate(
-    data: Dataset, settings: Settings, progress: Callable[[int], object] | None = None
+    data: Dataset, settings: SDROGDProtocol, progress: Callable[[int], object] | None = None
 ) -> list[Result]:
     """The whole protocol for every algorithm of ``settings``.
 
@@ -287,4 +287,4 @@ def format_table(results: Sequence[Result]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["GRIDS", "PAPER_GRID", "REDUCED_GRID", "Grid", "Result", "Settings", "evaluate"]
+__all__ = ["GRIDS", "PAPER_GRID", "REDUCED_GRID", "Grid", "Result", "SDROGDProtocol", "evaluate"]

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sketch-rows", choices=["all", "upper"], default="all")
 
 
-def settings_from_args(args: argparse.Namespace) -> protocol.Settings:
+def settings_from_args(args: argparse.Namespace) -> protocol.SDROGDProtocol:
     """The protocol settings the options describe (``--algorithms paper`` = SDROGD and Pegasos)."""
     standardize = args.standardize == "yes" or (
         args.standardize == "auto" and args.dataset not in NOT_STANDARDISED
@@ -47,7 +47,7 @@ def settings_from_args(args: argparse.Namespace) -> protocol.Settings:
         algorithms = protocol.parse_algorithms(args.algorithms)
     except ValueError as exc:
         raise UsageError(f"--algorithms: {exc}") from None
-    return protocol.Settings(
+    return protocol.SDROGDProtocol(
         algorithms=algorithms,
         repeats=args.repeats,
         seed=0 if args.seed is None else args.seed,
@@ -90,17 +90,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def document(
-    args: argparse.Namespace, data: Any, settings: protocol.Settings, results: list[protocol.Result]
+    args: argparse.Namespace, data: Any, settings: protocol.SDROGDProtocol, results: list[protocol.Result]
 ) -> dict[str, Any]:
     return {
         "protocol": "sdrogd",
-        "dataset": {
-            "name": data.name,
-            "rows": data.n_samples,
-            "features": data.n_features,
-            "positives": data.n_positive,
-            "negatives": data.n_negative,
-        },
+        "dataset": data.summary(),
         "settings": {
             "repeats": settings.repeats,
             "seed": settings.seed,

@@ -53,7 +53,11 @@ class Served:
 @contextlib.contextmanager
 def serve(directory: Path, env: dict[str, str] | None = None) -> Iterator[Served]:
     """A service on a redis-server of its own for the duration of the block."""
-    redis_server = PrivateRedis(directory)
+    # appendfsync always: a SIGKILLed Redis keeps every write it acknowledged. With everysec, a
+    # loaded machine can postpone the AOF write past the reply (Redis's "fsync is taking too long"
+    # path), and the restart then loses acknowledged labels, which is Redis's durability, not the
+    # client's retries under test here.
+    redis_server = PrivateRedis(directory, appendfsync="always")
     redis_server.start()
     service = ServiceProcess(directory, {"ACOG_REDIS_URL": redis_server.url, **(env or {})})
     try:

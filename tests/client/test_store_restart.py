@@ -96,4 +96,9 @@ def test_websocket_labels_are_retried_across_a_redis_restart(outage: Served, ger
             results = label_through_a_restart(outage, stream.feedback, predictions, german.y[:N_LABELS])
             assert stream.connections == 1
         check_counted_once(client, "restart-ws", results)
-    assert any(isinstance(e.reason, ApiError) and e.reason.status == 503 for e in events)
+    refusals = [e for e in events if isinstance(e.reason, ApiError)]
+    assert any(isinstance(e.reason, ApiError) and e.reason.status == 503 for e in refusals)
+    for event in refusals:  # the reply's retry_after is REST's Retry-After, and the stream honours it
+        assert isinstance(event.reason, ApiError) and event.reason.status == 503
+        assert event.reason.retry_after is not None and event.reason.retry_after >= 1
+        assert event.wait == event.reason.retry_after

@@ -310,7 +310,7 @@ def serve_metrics(body: bytes | Callable[[str], tuple[bytes, str]]) -> Iterator[
     thread.start()
     try:
         host, port = server.server_address[:2]
-        yield f"{host}:{port}"
+        yield f"{host.decode() if isinstance(host, bytes) else host}:{port}"
     finally:
         server.shutdown()
         server.server_close()

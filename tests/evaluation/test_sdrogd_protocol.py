@@ -41,7 +41,7 @@ def test_grid_pass_equals_one_learner_per_setting(variant: dict) -> None:
 
 def test_protocol_on_german_reduced_grid() -> None:
     dataset_path("german", "german.mat")
-    settings = protocol.Settings(repeats=2, grid=protocol.REDUCED_GRID)
+    settings = protocol.SDROGDProtocol(repeats=2, grid=protocol.REDUCED_GRID)
     results = protocol.evaluate(load("german"), settings)
     assert [r.algorithm for r in results] == ["sdrogd", "pegasos"]
     for result in results:

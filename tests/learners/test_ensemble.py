@@ -218,7 +218,7 @@ def test_german_reproduction_is_unchanged_with_the_intercept_off() -> None:
     ``fit_intercept=False`` said explicitly (the service's default is on)."""
     dataset_path("german", "german.mat")
     german = load("german")
-    settings = ev.Settings(eta=(100.0,), fit_intercept=False)
+    settings = ev.OnlineProtocol(eta=(100.0,), fit_intercept=False)
     orders = ev.permutations(german, 20, seed=None)  # german.mat's ID_ALL
     [(_, _, best, _)] = list(ev.evaluate(german, [ev.Variant("acog", "II")], ["sum"], settings, orders))
     s = best.summary()

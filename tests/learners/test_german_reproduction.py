@@ -1,6 +1,6 @@
 """German, with german.mat's own 20 permutations, equals the paper's printed digits.
 
-This is the acceptance test of the learners (docs/algorithms.md, section 7). Expected
+This is the acceptance test of the learners (../shared/docs/algorithms.md, section 7). Expected
 values are Table II of Zhao et al., as restated in ../shared/docs/paper-results.md:
 ``(sum %, sens %, spec %)`` for sum runs and ``(cost / 100, sens %, spec %)`` for cost
 runs, each ``mean ± sample std``, rounded to three decimals.
@@ -66,7 +66,7 @@ def cells(runs: ev.Runs, metric: str) -> tuple[str, str, str]:
 
 @pytest.mark.parametrize(("row", "metric", "overrides"), list(CASES))
 def test_german_row_equals_the_paper(german: object, row: str, metric: str, overrides: tuple) -> None:
-    settings = ev.Settings(**{"eta": (100.0,), "C": (10.0,), "r": (0.1,), **dict(overrides)})
+    settings = ev.OnlineProtocol(**{"eta": (100.0,), "C": (10.0,), "r": (0.1,), **dict(overrides)})
     orders = ev.permutations(german, 20, seed=None)  # german.mat's ID_ALL
     [(_, _, best, _)] = list(ev.evaluate(german, [VARIANTS[row]], [metric], settings, orders))
     assert cells(best, metric) == CASES[(row, metric, overrides)]

@@ -37,7 +37,9 @@ from ..support.service_process import ServiceProcess
 
 N_EXAMPLES = 20_000
 CHUNK = 100
-CONFIG = {"n_features": 123}  # the service defaults: acog, loss II, eta auto, intercept, Laplace rho
+CONFIG = {
+    "n_features": 123
+}  # the service defaults: acog, loss auto (II and I), eta auto, intercept, Laplace rho
 
 
 class Crashy:

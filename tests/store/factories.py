@@ -8,7 +8,19 @@ from typing import cast
 import numpy as np
 import redis
 
-from model_store import Appended, Example, LabelOutcome, ModelStore, PendingPrediction, make_prediction_id
+from model_store import (
+    Appended,
+    Example,
+    LabelOutcome,
+    ModelStore,
+    PendingPrediction,
+    PredictionIdError,
+    RedisModelStore,
+    make_prediction_id,
+    parse_prediction_id,
+)
+from model_store.keys import GenerationKeys
+from model_store.redis_layout import pending_prediction
 
 WINDOW = 60.0
 """The label window the tests store pending predictions with (seconds)."""
@@ -62,3 +74,26 @@ def snapshot(client: redis.Redis) -> dict[bytes, bytes]:
     """Every key of ``client``'s database and its serialised value (DUMP): equal snapshots mean
     nothing was written in between."""
     return {key: cast(bytes, client.dump(key)) for key in cast(list[bytes], client.keys("*"))}
+
+
+# --- reading the store's keys: what the Lua scripts read and write, for tests to look at -----------
+
+
+async def log_sequence(store: RedisModelStore, model: str, generation: int) -> int:
+    """The generation's label counter: the number of the newest entry ever appended (0 when none), as
+    the append script keeps it in its key (the service never reads it: each entry carries its number)."""
+    return int(await store._redis.get(GenerationKeys(model, generation).sequence) or 0)
+
+
+async def get_pending(store: RedisModelStore, prediction_id: str) -> PendingPrediction | None:
+    """The pending prediction under ``prediction_id`` as the label script finds it, or None
+    (labelled, expired, unknown or malformed)."""
+    try:
+        pid = parse_prediction_id(prediction_id)
+    except PredictionIdError:
+        return None
+    key = GenerationKeys(pid.model, pid.generation).pending(pid.token)
+    fields = cast(dict[bytes, bytes], await store._redis.hgetall(key))
+    if fields.get(b"pid") != prediction_id.encode("ascii"):
+        return None
+    return pending_prediction(fields)

@@ -15,7 +15,7 @@ from model_store import ConnectionSettings, RedisModelStore, StoreUnavailable
 
 from ..support.private_redis import PrivateRedis
 from .conftest import Backend
-from .factories import HOLDER, WINDOW, append, label, new_model, pending
+from .factories import HOLDER, WINDOW, append, label, log_sequence, new_model, pending
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +82,7 @@ async def test_sequence_numbers_and_first_outcomes_survive_a_crash_of_redis(tmp_
         server.start()
         assert await store.identity(create=False) == identity
         assert await store.read_log("m", 1, "0-0", 10) == before
-        assert await store.log_sequence("m", 1) == 3
+        assert await log_sequence(store, "m", 1) == 3
         retried = await label(store, [(items[0].prediction_id, 1), (items[1].prediction_id, -1)])
         assert [(o.status, o.stream_id, o.seq, o.labelled_at) for o in retried] == [
             ("duplicate", first[0].stream_id, 1, first[0].labelled_at),

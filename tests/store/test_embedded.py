@@ -10,7 +10,7 @@ import redis
 
 from model_store import EmbeddedRedis, RedisModelStore, open_store
 
-from .factories import example
+from .factories import example, log_sequence
 
 pytestmark = pytest.mark.anyio
 
@@ -50,7 +50,7 @@ async def test_open_store_without_url_runs_on_an_embedded_redis(tmp_path: Path) 
     assert embedded is not None
     try:
         assert [(e.prediction_id, e.seq) for e in await store.read_log("m", 1, "0-0", 10)] == [(ids[0], 1)]
-        assert await store.log_sequence("m", 1) == 1
+        assert await log_sequence(store, "m", 1) == 1
     finally:
         await store.close()
         embedded.close()

@@ -25,7 +25,7 @@ from model_store import (
 
 from ..support.redis_cluster import RedisClusterProcesses
 from .conftest import flush_cluster
-from .factories import DONE_TTL, HOLDER, WINDOW, example, label, pending
+from .factories import DONE_TTL, HOLDER, WINDOW, example, label, log_sequence, pending
 
 pytestmark = pytest.mark.anyio
 
@@ -105,7 +105,7 @@ async def test_adopting_models_then_retiring_layout_1(
     assert await store.adopt_model(A, 3, 3)  # its log holds 3 entries
     assert await store.load_model("a") == A
     assert await store.last_generation("a") == 3
-    assert await store.log_sequence("a", 2) == 3
+    assert await log_sequence(store, "a", 2) == 3
     assert not await store.adopt_model(A, 3, 3)  # done already (another replica, say)
     assert await store.adopt_model(B, 1, 0)
     assert await store.load_models() == [A, B]
@@ -123,7 +123,7 @@ async def test_adopting_models_then_retiring_layout_1(
     assert [(o.status, o.stream_id, o.seq, o.first_y) for o in retried] == [
         ("duplicate", ids[2], None, None)
     ] * 2
-    assert await store.log_sequence("a", 2) == 4
+    assert await log_sequence(store, "a", 2) == 4
 
     # checkpoints: one at a layout-1 entry (which carries no number to check) and one at entry 4
     assert await store.lease("a", 2, HOLDER, 60) == HOLDER

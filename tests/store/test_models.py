@@ -12,7 +12,7 @@ import redis
 from model_store import Appended, GenerationGone, ModelRecord, RedisModelStore
 
 from .conftest import Backend
-from .factories import HOLDER, append, new_model, pending, snapshot
+from .factories import HOLDER, append, log_sequence, new_model, pending, snapshot
 
 pytestmark = pytest.mark.anyio
 
@@ -126,7 +126,7 @@ async def test_delete_generation_drops_its_log_checkpoints_lease_and_pending(
         )
     await store.delete_generation("m", 1)
     assert await store.read_log("m", 1, "0-0", 10) == []
-    assert await store.log_sequence("m", 1) == 0
+    assert await log_sequence(store, "m", 1) == 0
     assert await store.checkpoint_index("m", 1) == []
     assert await store.load_checkpoints("m", 1) == []
     assert await store.count_pending("m", 1, time.time()) == 0
@@ -135,7 +135,7 @@ async def test_delete_generation_drops_its_log_checkpoints_lease_and_pending(
     assert not redis_client.keys("acog:{m}:1:seq")
     # generation 2 is untouched (its log trimmed to its checkpoint's entry by the checkpoint)
     assert [e.seq for e in await store.read_log("m", 2, "0-0", 10)] == [2]
-    assert await store.log_sequence("m", 2) == 2
+    assert await log_sequence(store, "m", 2) == 2
     assert [c.blob for c in await store.load_checkpoints("m", 2)] == [b"state"]
 
 
@@ -194,7 +194,7 @@ async def test_a_model_re_created_during_its_deletion_keeps_its_record_and_log(
         assert record.generation == 2
         assert await store.load_models() == [record]
         assert [(e.stream_id, e.seq) for e in await store.read_log("m", 2, "0-0", 10)] == [entry]
-        assert await store.log_sequence("m", 2) == 1
+        assert await log_sequence(store, "m", 2) == 1
         assert await store.read_log("m", 1, "0-0", 10) == []  # the deleted generation's log went
     finally:
         await other.close()

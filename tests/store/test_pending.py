@@ -10,7 +10,7 @@ import redis
 
 from model_store import PendingLimitExceeded, RedisModelStore
 
-from .factories import pending
+from .factories import get_pending, pending
 
 pytestmark = pytest.mark.anyio
 
@@ -19,18 +19,18 @@ async def test_put_then_get_returns_the_same_prediction(store: RedisModelStore) 
     items = [pending("m", 1, seed) for seed in range(3)]
     await store.put_pending("m", 1, items, ttl_seconds=60, max_pending=None)
     for item in items:
-        assert await store.get_pending(item.prediction_id) == item
+        assert await get_pending(store, item.prediction_id) == item
     assert await store.count_pending("m", 1, time.time()) == 3
 
 
 async def test_unknown_or_malformed_ids_are_none(store: RedisModelStore) -> None:
     item = pending("m", 1)
     await store.put_pending("m", 1, [item], ttl_seconds=60)
-    assert await store.get_pending(pending("m", 1).prediction_id) is None
-    assert await store.get_pending("not an id") is None
+    assert await get_pending(store, pending("m", 1).prediction_id) is None
+    assert await get_pending(store, "not an id") is None
     # same token, another time: not the stored prediction
     model, generation, rest = item.prediction_id.split(":")
-    assert await store.get_pending(f"{model}:{generation}:1-{rest.split('-')[1]}") is None
+    assert await get_pending(store, f"{model}:{generation}:1-{rest.split('-')[1]}") is None
 
 
 async def test_pending_expires_after_the_window(store: RedisModelStore, redis_client: redis.Redis) -> None:
@@ -41,7 +41,7 @@ async def test_pending_expires_after_the_window(store: RedisModelStore, redis_cl
     assert 0 < ttl_ms <= 1000
     assert await store.count_pending("m", 1, now + 0.5) == 1
     await anyio.sleep(now + 1.1 - time.time())
-    assert await store.get_pending(item.prediction_id) is None
+    assert await get_pending(store, item.prediction_id) is None
     assert await store.count_pending("m", 1, time.time()) == 0
     assert await store.sweep_expired("m", 1, time.time()) == 1
     assert await store.sweep_expired("m", 1, time.time()) == 0
@@ -68,7 +68,7 @@ async def test_limit_exceeded_stores_nothing(store: RedisModelStore, redis_clien
     assert (info.value.limit, info.value.live, info.value.requested) == (5, 3, 3)
     assert sorted(redis_client.keys("*")) == keys_before
     for item in batch:
-        assert await store.get_pending(item.prediction_id) is None
+        assert await get_pending(store, item.prediction_id) is None
     await store.put_pending("m", 1, batch[:2], ttl_seconds=60, max_pending=5)  # exactly at the limit
     assert await store.count_pending("m", 1, time.time()) == 5
 

@@ -56,3 +56,14 @@ class Dataset:
     def n_negative(self) -> int:
         """Number of -1 labels."""
         return int(np.count_nonzero(self.y == -1))
+
+    def summary(self) -> dict[str, str | int]:
+        """What a ``--json`` document says of the data set it ran on."""
+        return {
+            "name": self.name,
+            "rows": self.n_samples,
+            "features": self.n_features,
+            "positives": self.n_positive,
+            "negatives": self.n_negative,
+            "source": str(self.source),
+        }

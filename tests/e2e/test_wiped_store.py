@@ -1,0 +1,77 @@
+"""Start-up refuses a store that lost its data, rather than serving into nothing (issue 15).
+
+- With ``ACOG_STORE_EPOCH`` pinned to the epoch ``/readyz`` showed, a flushed store (a Redis
+  restarted without persistence) stops the start with one clear error.
+- Without it, a store that lost its identity but still holds the service's keys (evicted under
+  ``maxmemory``, a partial restore) is refused too: those keys are the remains of lost data.
+- An empty store without a pinned epoch is a new store: the service starts afresh on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from ..support.private_redis import PrivateRedis
+from ..support.service_process import ServiceProcess
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[PrivateRedis]:
+    server = PrivateRedis(tmp_path / "redis")
+    (tmp_path / "redis").mkdir()
+    server.start()
+    yield server
+    server.close()
+
+
+def started(tmp_path: Path, name: str, env: dict[str, str]) -> ServiceProcess:
+    (tmp_path / name).mkdir()
+    service = ServiceProcess(tmp_path / name, env)
+    service.start()
+    return service
+
+
+def refused(tmp_path: Path, name: str, env: dict[str, str]) -> str:
+    (tmp_path / name).mkdir()
+    service = ServiceProcess(tmp_path / name, env)
+    with pytest.raises(RuntimeError, match="exited with") as failure:
+        service.start(timeout=60)
+    return str(failure.value)
+
+
+def test_a_pinned_epoch_refuses_a_flushed_store(tmp_path: Path, store: PrivateRedis) -> None:
+    env = {"ACOG_REDIS_URL": store.url}
+    first = started(tmp_path, "first", env)
+    assert httpx.put(f"{first.url}/models/m", json={"n_features": 3}).status_code == 201
+    epoch = httpx.get(f"{first.url}/readyz").json()["store_epoch"]
+    assert len(epoch) == 16
+    first.stop()
+
+    again = started(tmp_path, "again", {**env, "ACOG_STORE_EPOCH": epoch})  # the same store: fine
+    assert httpx.get(f"{again.url}/models/m").status_code == 200
+    again.stop()
+
+    redis.Redis.from_url(store.url).flushall()  # a Redis restarted without its data
+    log = refused(tmp_path, "after-flush", {**env, "ACOG_STORE_EPOCH": epoch})
+    assert f"ACOG_STORE_EPOCH is {epoch}" in log and "no epoch at all" in log and "lost its data" in log
+
+
+def test_leftover_keys_without_an_identity_are_refused(tmp_path: Path, store: PrivateRedis) -> None:
+    env = {"ACOG_REDIS_URL": store.url}
+    first = started(tmp_path, "first", env)
+    assert httpx.put(f"{first.url}/models/m", json={"n_features": 3}).status_code == 201
+    first.stop()
+    client = redis.Redis.from_url(store.url)
+    client.delete("acog:{acog}:identity")  # evicted: the rest is still there
+    log = refused(tmp_path, "evicted", env)
+    assert "lost part of its data" in log and "acog:" in log
+
+    client.flushall()  # an empty store is a new store
+    fresh = started(tmp_path, "fresh", env)
+    assert httpx.get(f"{fresh.url}/models").json()["models"] == []
+    fresh.stop()
