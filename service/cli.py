@@ -77,6 +77,16 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .telemetry import prepare_multiprocess_metrics
 
+    if settings.warm_up == "all":
+        # Compile into the kernel cache once, here, so that the workers load the kernels rather than
+        # each compile them at once (N times the CPU, and N writers of one cache's index files). In a
+        # child process: this supervising one never holds the machine code.
+        import subprocess
+
+        warmed = subprocess.run([sys.executable, "-m", "service.cli", "warm-up"], check=False)
+        if warmed.returncode != 0:
+            return warmed.returncode
+
     embedded = None
     if not settings.redis_url:
         embedded = EmbeddedRedis(settings.data_dir)

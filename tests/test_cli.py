@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
@@ -157,3 +158,48 @@ def test_warm_up_fills_a_cache_that_the_next_process_loads(tmp_path: Path) -> No
     assert second.returncode == 0, second.stderr
     assert second.stdout.startswith("acog warm-up: 0 kernel specialisations compiled"), second.stdout
     assert re.search(r", [1-9]\d* loaded from ", second.stdout), second.stdout
+
+
+def test_serve_with_workers_warms_the_kernel_cache_once_and_the_workers_load_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    import httpx
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k == "ACOG_JIT_CACHE_DIR"}
+    env |= {"ACOG_REDIS_URL": redis_url, "ACOG_DATA_DIR": str(tmp_path / "data")}
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [str(ACOG), "serve", "--workers", "2", "--port", str(port)],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=out,
+        )
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert process.poll() is None, log.read_text()
+        ready = [line for line in log.read_text().splitlines() if "kernels of every algorithm ready" in line]
+        deadline = time.monotonic() + 60
+        while len(ready) < 2 and time.monotonic() < deadline:  # the second worker may still be loading
+            time.sleep(0.2)
+            ready = [
+                line for line in log.read_text().splitlines() if "kernels of every algorithm ready" in line
+            ]
+    finally:
+        process.terminate()
+        process.wait(60)
+        redis.Redis.from_url(redis_url).flushdb()
+    text = log.read_text()
+    assert text.count("acog warm-up: ") == 1, text  # once, in the supervising process's child
+    assert len(ready) == 2, text
+    assert all(": 0 kernel specialisations compiled" in line for line in ready), ready
