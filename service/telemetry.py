@@ -1,6 +1,11 @@
-"""Prometheus metrics (prometheus-client), fed by the engine. Every series has a ``model`` label.
+"""Prometheus metrics (prometheus-client), fed by the engine.
 
-Two kinds of series:
+A ``model`` label names a model this process serves (or holds as failed), and nothing else: a
+request naming any other model is counted under :data:`UNKNOWN_MODEL`, so that clients cannot
+add series by inventing names. Every other label value comes from a closed set (route
+templates, reasons, classes).
+
+Three kinds of series:
 
 - **read from the model state at scrape time** (:class:`ModelStateCollector`): labels and
   mistakes by class (T_p, T_n, M_p, M_n), updates, the running and windowed measures, rho
@@ -9,7 +14,12 @@ Two kinds of series:
   restart (they come from the checkpointed state), and a replay cannot count anything twice;
 - **events this process observed** (:class:`Telemetry`): predictions by predicted class,
   rejected labels by reason, expired pending predictions, and the request, update and
-  label-delay histograms. Like any counter they restart from zero with the process.
+  label-delay histograms. Like any counter they restart from zero with the process;
+- **operator signals** (:mod:`service.operations_metrics`): store up and probe time, readiness,
+  models by status, HTTP requests by route, method and status code; and, in single-process
+  mode, prometheus-client's ``process_*`` and ``python_*`` collectors. prometheus-client's
+  multi-process mode (``acog serve --workers N``) cannot aggregate those across workers, so
+  they are not exported there (see README, Observability).
 """
 
 from __future__ import annotations
@@ -20,18 +30,29 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from .engine import Observer
+from .operations_metrics import UNMATCHED_ROUTE, OperationsCollector, Readiness, method_label
 
 if TYPE_CHECKING:
     from .engine import Applied, Engine
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 UPDATE_BUCKETS = (1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 5e-3, 0.025, 0.1, 1.0)
+UNKNOWN_MODEL = "_unknown"
+"""The ``model`` label of a request naming a model this process does not hold."""
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 """prometheus-client's multi-process mode: set, counters and histograms live in files there, so that
 ``/metrics`` of any worker of ``acog serve --workers N`` adds up every worker's events."""
@@ -54,6 +75,11 @@ def multiprocess() -> bool:
 
 LAG_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 DELAY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400)
+CHILD_CACHE_LIMIT = 4096
+"""Most labelled children :meth:`Telemetry.request_done` keeps at hand (the keys are bounded; this
+bounds the raw ``method`` strings a client can send too, which the label folds into ``_other``)."""
+PREDICTION_REJECTIONS = ("invalid_features", "pending_limit")
+"""The reasons the engine refuses predictions for (``Observer.predictions_refused``)."""
 SHARE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 
@@ -115,10 +141,16 @@ class Telemetry(Observer):
             buckets=LAG_BUCKETS,
             registry=registry,
         )
-        self.predictions_refused_total = Counter(
-            "acog_predictions_refused",
-            "Prediction requests refused (invalid features, limits), by reason.",
+        self.predictions_rejected_total = Counter(
+            "acog_predictions_rejected",
+            "Predictions refused (invalid features, pending limit), by reason.",
             ["model", "reason"],
+            registry=registry,
+        )
+        self.http_requests_total = Counter(
+            "acog_http_requests",
+            "HTTP requests answered, by route template, method and status code.",
+            ["route", "method", "code"],
             registry=registry,
         )
         self.resyncs = Counter(
@@ -141,10 +173,58 @@ class Telemetry(Observer):
             buckets=SHARE_BUCKETS,
             registry=registry,
         )
+        self.engine: Engine | None = None
+        self._request_counters: dict[tuple[str | None, str, int], Counter] = {}
+        self._request_timers: dict[tuple[str, str], Histogram] = {}
+        if not multiprocess():
+            ProcessCollector(registry=registry)
+            PlatformCollector(registry=registry)
+            GCCollector(registry=registry)
 
     def watch(self, engine: Engine) -> None:
+        self.engine = engine
         self.state = ModelStateCollector(engine)
+        self.operations = OperationsCollector(engine)
         self.registry.register(self.state)
+        self.registry.register(self.operations)
+
+    def model_label(self, model: str) -> str:
+        """``model`` if this process holds a model of that name, ``""`` for none, else
+        :data:`UNKNOWN_MODEL`."""
+        engine = self.engine
+        if not model or engine is None:
+            return model and UNKNOWN_MODEL
+        return model if model in engine.replicas or model in engine.failed else UNKNOWN_MODEL
+
+    def request_done(self, route: str | None, method: str, status: int, model: str, seconds: float) -> None:
+        """Count an HTTP request; time it under its (bounded) model unless it is a scrape.
+
+        The labelled children are kept in plain dicts (bounded like their labels), which is cheaper
+        per request than prometheus-client's ``labels()`` lookup (``python -m bench.request_metrics``
+        measures the whole middleware). A model that is removed is dropped from them, and a request
+        that finishes after the removal is counted under :data:`UNKNOWN_MODEL`, so no series of a
+        deleted model comes back."""
+        key = (route, method, status)
+        counter = self._request_counters.get(key)
+        if counter is None:
+            counter = self.http_requests_total.labels(
+                route or UNMATCHED_ROUTE, method_label(method), str(status)
+            )
+            if len(self._request_counters) < CHILD_CACHE_LIMIT:
+                self._request_counters[key] = counter
+        counter.inc()
+        if route is not None and route != "/metrics":
+            timer_key = (self.model_label(model), route)
+            timer = self._request_timers.get(timer_key)
+            if timer is None:
+                timer = self.request_duration.labels(*timer_key)
+                if len(self._request_timers) < CHILD_CACHE_LIMIT:
+                    self._request_timers[timer_key] = timer
+            timer.observe(seconds)
+
+    async def probe(self) -> Readiness:
+        """Probe the store before a scrape (see :mod:`service.operations_metrics`)."""
+        return await self.operations.probe()
 
     def exposition(self) -> bytes:
         """The ``/metrics`` text. Under several workers, the events of all of them (from the shared
@@ -154,6 +234,7 @@ class Telemetry(Observer):
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
         registry.register(self.state)
+        registry.register(self.operations)
         return generate_latest(registry)
 
     # --- what the engine reports ---------------------------------------------------------
@@ -168,8 +249,11 @@ class Telemetry(Observer):
         self.follower_lag.labels(model)
         self.resyncs.labels(model)
         self.missing_share.labels(model)
+        for reason in PREDICTION_REJECTIONS:
+            self.predictions_rejected_total.labels(model, reason)
 
     def model_removed(self, model: str) -> None:
+        self._request_timers = {k: v for k, v in self._request_timers.items() if k[0] != model}
         for metric in (
             self.predictions_total,
             self.rejected_total,
@@ -178,7 +262,7 @@ class Telemetry(Observer):
             self.update_duration,
             self.label_delay,
             self.follower_lag,
-            self.predictions_refused_total,
+            self.predictions_rejected_total,
             self.features_ignored_total,
             self.resyncs,
             self.checkpoint_duration,
@@ -200,7 +284,7 @@ class Telemetry(Observer):
         self.missing_share.labels(model).observe(applied.missing_share)
 
     def predictions_refused(self, model: str, reason: str, count: int = 1) -> None:
-        self.predictions_refused_total.labels(model, reason).inc(count)
+        self.predictions_rejected_total.labels(model, reason).inc(count)
 
     def features_ignored(self, model: str, at: str, count: int) -> None:
         self.features_ignored_total.labels(model, at).inc(count)

@@ -22,7 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BLOCK = re.compile(r"<!-- ([A-Za-z0-9_.-]+):begin -->.*?<!-- \1:end -->\n?", re.S)
 FIGURE = re.compile(r"[0-9][0-9.,]*\s?(?:ms|us|µs|%|x\b|times|million|per second|a second|KiB|MiB|GiB)")
-SETTINGS = {"8 MiB": "the checkpoint chunk size (model_store), a setting, not a measurement"}
+SETTINGS = {
+    "8 MiB": "the checkpoint chunk size (model_store), a setting, not a measurement",
+    "1 ms": "the expiry of the store's write probe (service.operations_metrics), a setting",
+    "5%": "the AcogHigh5xxRate alert's threshold (docker/prometheus/alerts.yml), a setting",
+}
 
 
 def test_the_quoting_blocks_are_what_bench_readme_renders() -> None:

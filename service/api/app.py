@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.telemetry import TelemetryConfig
 from prometheus_client import CollectorRegistry
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from model_store import ConnectionSettings, Durability, open_store
 
@@ -71,7 +71,9 @@ def restore_garbage_collector(previous: tuple[int, int, int]) -> None:
 
 
 class RequestTimer:
-    """Observe ``acog_request_duration_seconds{model, route}`` for every HTTP request."""
+    """Count every HTTP request by route template, method and status code
+    (``acog_http_requests_total``), and time it (``acog_request_duration_seconds{model, route}``,
+    the model label bounded by :meth:`Telemetry.model_label`)."""
 
     def __init__(self, app: ASGIApp, telemetry: Telemetry) -> None:
         self.app = app
@@ -82,14 +84,20 @@ class RequestTimer:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
+        status = 500  # an exception that escapes the app is answered 500 by Starlette's outer layer
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_status)
         finally:
-            route = scope.get("route")
-            path = getattr(route, "path", None)
-            if path is not None and path != "/metrics":
-                model = (scope.get("state") or {}).get("model", "")
-                self.telemetry.request_duration.labels(model, path).observe(time.perf_counter() - start)
+            route = getattr(scope.get("route"), "path", None)
+            model = (scope.get("state") or {}).get("model", "")
+            self.telemetry.request_done(route, scope["method"], status, model, time.perf_counter() - start)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -6,8 +6,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from model_store import StoreUnavailable
-
+from ..operations_metrics import check_readiness
 from .auth import is_open
 from .dependencies import EngineDep, SettingsDep
 from .schemas import Health
@@ -25,23 +24,19 @@ async def readyz(engine: EngineDep, settings: SettingsDep) -> Health | JSONRespo
     """Ready: the models are loaded, their kernels compiled, and the store accepts writes (not only
     answers: a Redis out of memory or unable to write its append-only file answers reads)."""
     auth = "open" if is_open(settings) else "keys"
-
-    def unavailable(status: str, detail: str) -> JSONResponse:
-        return JSONResponse(Health(status=status, detail=detail, auth=auth).model_dump(), status_code=503)
-
-    if engine.store_lost is not None:
-        return unavailable("store_lost", engine.store_lost)
-    try:
-        await engine.store.check_writable()
-    except StoreUnavailable as exc:
-        return unavailable("unavailable", f"store refuses writes: {exc}")
-    if not engine.ready:
-        return unavailable("starting", "models are loading")
+    readiness = await check_readiness(engine)
+    if not readiness.ready:
+        body = Health(status=readiness.status, detail=readiness.detail, auth=auth)
+        return JSONResponse(body.model_dump(), status_code=503)
     epoch = None if engine.identity is None else engine.identity.epoch
     return Health(status="ready", auth=auth, models=len(engine.views()), store_epoch=epoch)
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
 async def metrics(request: Request) -> Response:
-    """Prometheus exposition of every ``acog_*`` series."""
-    return Response(request.app.state.telemetry.exposition(), media_type=CONTENT_TYPE_LATEST)
+    """Prometheus exposition of every ``acog_*`` series (and ``process_*``, ``python_*`` in
+    single-process mode). Each scrape first probes the store, for ``acog_store_up``,
+    ``acog_store_probe_seconds`` and ``acog_ready``."""
+    telemetry = request.app.state.telemetry
+    await telemetry.probe()
+    return Response(telemetry.exposition(), media_type=CONTENT_TYPE_LATEST)

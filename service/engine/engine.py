@@ -547,13 +547,16 @@ class Engine:
             self.observer.features_ignored(model, "predict", n_ignored)
         return out, stored
 
-    def _parse(self, replica: ModelReplica, features: Any, field: str) -> tuple[Example, SparseVector]:
-        """One instance's example and vector, or the refusal naming the field."""
+    def _parse(
+        self, replica: ModelReplica, features: Any, field: str, labelled: bool = False
+    ) -> tuple[Example, SparseVector]:
+        """One instance's example and vector, or the refusal naming the field (counted as a
+        refused label for a ``labelled`` example, else as a refused prediction)."""
         runtime = replica.runtime
         try:
             example, vector = runtime.features.parse(features, field)
         except FeatureError as exc:
-            self.observer.predictions_refused(replica.name, "invalid_features")
+            self._features_refused(replica.name, labelled)
             raise InvalidRequest(exc.field, exc.problem) from None
         bound = self.settings.max_feature_value
         if (
@@ -561,13 +564,19 @@ class Engine:
             and example.values.size
             and np.abs(example.values).max() > bound
         ):
-            self.observer.predictions_refused(replica.name, "invalid_features")
+            self._features_refused(replica.name, labelled)
             raise LimitExceeded(
                 field,
                 f"has a value of absolute size over {bound:g} (max_feature_value), which a model "
                 'with normalize: "none" cannot learn from without overflow',
             )
         return example, vector
+
+    def _features_refused(self, model: str, labelled: bool) -> None:
+        if labelled:
+            self.observer.rejected(model, "invalid_features")
+        else:
+            self.observer.predictions_refused(model, "invalid_features")
 
     # --- labels ---------------------------------------------------------------------------
 
@@ -710,8 +719,13 @@ class Engine:
         parsed = []
         for i, (features, raw) in enumerate(items):
             prefix = f"items[{i}]." if batch else ""
-            example, _ = self._parse(replica, features, f"{prefix}features")
-            parsed.append((example, self._label(replica, raw, f"{prefix}label")))
+            example, _ = self._parse(replica, features, f"{prefix}features", labelled=True)
+            try:
+                label = self._label(replica, raw, f"{prefix}label")
+            except InvalidRequest:
+                self.observer.rejected(model, "invalid_label")
+                raise
+            parsed.append((example, label))
         try:
             appended = await replica.append_examples(parsed)
         except GenerationGone as exc:

@@ -30,7 +30,8 @@ class Observer:
         """A logged label was learned, ``lag`` seconds after it was acknowledged (by any replica)."""
 
     def rejected(self, model: str, reason: str, count: int = 1) -> None:
-        """Labels were not applied (duplicate, conflict, unknown, expired, gone, invalid)."""
+        """Labels were not applied (duplicate, conflict, unknown, expired, gone, invalid_label, or
+        invalid_features of a labelled example never scored)."""
 
     def expired(self, model: str, count: int) -> None:
         """Pending predictions expired unlabelled."""

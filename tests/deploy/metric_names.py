@@ -9,7 +9,11 @@ Names are written as in PromQL. Counters carry their ``_total`` suffix (promethe
 adds it; declare ``Counter("acog_predictions", ...)``). Histograms are queried through
 their ``_bucket`` (with ``le``), ``_sum`` and ``_count`` series. prometheus-client also
 exposes a ``_created`` series for counters and histograms; it is allowed, never required.
-Every series carries a ``model`` label.
+
+A series about one model carries a ``model`` label, first; the operator series of the whole
+process (:data:`PROCESS_WIDE`: HTTP requests, the store probe, readiness, models by status)
+carry none. :data:`STANDARD_NAMES` are prometheus-client's own process and platform series,
+which the dashboard may chart too (exported in single-process mode only).
 """
 
 from __future__ import annotations
@@ -58,6 +62,18 @@ CONTRACT: tuple[Metric, ...] = (
         ("model",),
         "Pending predictions that expired before their label arrived.",
     ),
+    Metric(
+        "acog_predictions_rejected_total",
+        "counter",
+        ("model", "reason"),
+        "Predictions refused (invalid features, pending limit), by reason.",
+    ),
+    Metric(
+        "acog_http_requests_total",
+        "counter",
+        ("route", "method", "code"),
+        "HTTP requests answered, by route template, method and status code.",
+    ),
     # gauges
     Metric("acog_weighted_sum", "gauge", ("model",), "Running weighted sum of sensitivity and specificity."),
     Metric("acog_weighted_cost", "gauge", ("model",), "Running weighted misclassification cost."),
@@ -81,6 +97,12 @@ CONTRACT: tuple[Metric, ...] = (
     ),
     Metric("acog_window_sensitivity", "gauge", ("model", "window"), "Sensitivity over the last N labels."),
     Metric("acog_window_specificity", "gauge", ("model", "window"), "Specificity over the last N labels."),
+    Metric(
+        "acog_store_up", "gauge", (), "1 when the store accepted the write probe of the last scrape, else 0."
+    ),
+    Metric("acog_store_probe_seconds", "gauge", (), "Duration of the last store write probe (seconds)."),
+    Metric("acog_ready", "gauge", (), "1 when /readyz would answer 200 (ready), else 0."),
+    Metric("acog_models", "gauge", ("status",), "Models on this process by status."),
     # histograms
     Metric(
         "acog_request_duration_seconds",
@@ -99,12 +121,30 @@ CONTRACT: tuple[Metric, ...] = (
 )
 
 METRICS: dict[str, Metric] = {metric.name: metric for metric in CONTRACT}
+PROCESS_WIDE = frozenset(
+    {"acog_http_requests_total", "acog_store_up", "acog_store_probe_seconds", "acog_ready", "acog_models"}
+)
+"""The operator series of the whole process, without a ``model`` label."""
+STANDARD_NAMES = frozenset(
+    {
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "process_max_fds",
+        "python_gc_collections_total",
+        "python_info",
+    }
+)
+"""prometheus-client's process and platform collectors' series that the deployment files may use."""
 
 # Closed label sets, plus example values for the open ones (used to build synthetic expositions).
 LABEL_VALUES: dict[str, tuple[str, ...]] = {
     "predicted": ("anomaly", "normal"),
     "class": ("positive", "negative"),
-    "route": ("/predict", "/feedback", "/ws", "/models"),
+    "route": ("/predict", "/feedback", "/models/{name}", "_unmatched"),
+    "method": ("GET", "POST"),
+    "code": ("200", "404", "503"),
+    "status": ("serving", "failed"),
     "window": ("1000",),
     "reason": ("unknown_id", "expired", "duplicate"),
     "model": ("default",),

@@ -1,4 +1,5 @@
-"""A stand-in for the service's ``/metrics``: every series of the contract, made by prometheus-client.
+"""A stand-in for the service's ``/metrics``: every series of the contract, made by prometheus-client,
+and prometheus-client's process and platform series as the service exports them in single-process mode.
 
 Each :meth:`SyntheticService.render` (one scrape) moves the counters and histograms by fixed
 steps, so rates and ratios over any window have known values:
@@ -11,7 +12,15 @@ from __future__ import annotations
 
 import itertools
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 from prometheus_client.exposition import choose_encoder
 
 from .metric_names import CONTRACT, LABEL_VALUES, Metric
@@ -33,6 +42,8 @@ def label_sets(metric: Metric) -> list[dict[str, str]]:
 class SyntheticService:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        for standard in (ProcessCollector, PlatformCollector, GCCollector):  # as the service, one process
+            standard(registry=self.registry)
         self.collectors: dict[str, Counter | Gauge | Histogram] = {}
         for metric in CONTRACT:
             kwargs = {"labelnames": metric.labels, "registry": self.registry}
@@ -45,7 +56,8 @@ class SyntheticService:
         for metric in CONTRACT:
             if metric.kind == "gauge":
                 for labels in label_sets(metric):
-                    self.gauge(metric.name).labels(**labels).set(GAUGE_VALUE)
+                    gauge = self.gauge(metric.name)
+                    (gauge.labels(**labels) if labels else gauge).set(GAUGE_VALUE)
 
     def gauge(self, name: str) -> Gauge:
         collector = self.collectors[name]
@@ -56,7 +68,7 @@ class SyntheticService:
         for metric in CONTRACT:
             collector = self.collectors[metric.name]
             for labels in label_sets(metric):
-                child = collector.labels(**labels)
+                child = collector.labels(**labels) if labels else collector
                 if isinstance(child, Counter):
                     child.inc(self._step(metric.name, labels))
                 elif isinstance(child, Histogram):

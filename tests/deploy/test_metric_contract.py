@@ -11,6 +11,8 @@ from .metric_names import (
     HISTOGRAM_SUFFIXES,
     LABEL_VALUES,
     METRICS,
+    PROCESS_WIDE,
+    STANDARD_NAMES,
     allowed_exposed_names,
     base_name,
     promql_names,
@@ -36,8 +38,12 @@ def test_names_follow_prometheus_conventions() -> None:
 
 
 def test_every_series_has_a_model_label_and_known_label_values() -> None:
+    """A model's series has ``model`` first; only the process-wide operator series have none."""
     for metric in CONTRACT:
-        assert metric.labels[0] == "model", metric.name
+        if metric.name in PROCESS_WIDE:
+            assert "model" not in metric.labels, metric.name
+        else:
+            assert metric.labels[0] == "model", metric.name
         assert "le" not in metric.labels, metric.name
         for label in metric.labels:
             assert LABEL_VALUES.get(label), f"{metric.name}: no example values for label {label!r}"
@@ -56,6 +62,10 @@ def test_the_contract_names_the_series_the_brief_asks_for() -> None:
         assert METRICS[name].labels == ("model", "window")
     assert METRICS["acog_request_duration_seconds"].labels == ("model", "route")
     assert {m.kind for m in CONTRACT} == {"counter", "gauge", "histogram"}
+    assert METRICS["acog_http_requests_total"].labels == ("route", "method", "code")
+    assert METRICS["acog_predictions_rejected_total"].labels == ("model", "reason")
+    assert METRICS["acog_models"].labels == ("status",)
+    assert set(METRICS) >= PROCESS_WIDE
 
 
 def test_base_name_maps_histogram_series_back() -> None:
@@ -76,8 +86,11 @@ def test_prometheus_client_exposes_exactly_the_contract_names() -> None:
     samples = [s for family in text_string_to_metric_families(exposition) for s in family.samples]
     names = {s.name for s in samples}
     assert required_exposed_names() <= names
-    assert names <= allowed_exposed_names()
+    assert {n for n in names if n.startswith("acog_")} <= allowed_exposed_names()
+    assert names >= STANDARD_NAMES
     for sample in samples:
+        if not sample.name.startswith("acog_"):
+            continue
         metric = METRICS[base_name(sample.name)] if not sample.name.endswith("_created") else None
         if metric is None:
             continue

@@ -1,4 +1,4 @@
-"""Values as Grafana shows them in a panel's unit (none, percentunit, s, reqps, ops, ...)."""
+"""Values as Grafana shows them in a panel's unit (none, percentunit, s, reqps, ops, bytes, ...)."""
 
 from __future__ import annotations
 
@@ -39,5 +39,10 @@ def format_value(value: float | None, unit: str | None, decimals: int | None = N
         if magnitude < 3600:
             return f"{_fixed(value / 60, decimals)} min"
         return f"{_fixed(value / 3600, decimals)} hour"
+    if unit == "bytes":  # Grafana's IEC bytes: 1 KiB = 1024 B
+        scaled, prefix = value, 0
+        while abs(scaled) >= 1024 and prefix < 4:
+            scaled, prefix = scaled / 1024, prefix + 1
+        return f"{_fixed(scaled, decimals)} {('B', 'KiB', 'MiB', 'GiB', 'TiB')[prefix]}"
     suffix = {"reqps": " req/s", "ops": " ops/s", "rps": " rd/s", "wps": " wr/s"}.get(unit or "", "")
     return f"{_fixed(value, decimals)}{suffix}"
