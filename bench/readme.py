@@ -215,8 +215,30 @@ def benchmarks_block(benchmarks: Path) -> str:
         "uvicorn's own work for a route with a dependency and a body model costs more per request than "
         "that budget allows, before any of ours.",
         replicas_item(benchmarks),
+        startup_item(benchmarks),
     ]
     return "\n".join(lines)
+
+
+def startup_item(benchmarks: Path) -> str:
+    """The start-up bullet: time to ready, cold and warm, and the first requests' p99, when
+    bench.startup has run."""
+    from bench.startup import REQUESTS, SECTION
+
+    head = "- **Start-up** (`.venv/bin/python -m bench.startup`): `acog serve`'s time from launch to ready"
+    body = read_section(benchmarks, SECTION)
+    if body is None:
+        return f"{head}, with a cold and a warm kernel cache; its section is not in {LINK} yet."
+    rows = table(body, "start")
+    cold = row(rows, "start", "cold cache, `ACOG_WARM_UP=all`")
+    models = row(rows, "start", "cold cache, `ACOG_WARM_UP=models`")
+    warm = row(rows, "start", "warm cache")
+    return (
+        f"{head}: {cold['to ready (s)']} s with a cold kernel cache (as after `pip install`; "
+        f"{models['to ready (s)']} s with `ACOG_WARM_UP=models`), {warm['to ready (s)']} s with a warm one; "
+        f"the first {REQUESTS} requests after a cold start have a p99 of {cold['p99 (ms)']} ms "
+        "(median of the starts, min to max)."
+    )
 
 
 def replicas_item(benchmarks: Path) -> str:

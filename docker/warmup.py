@@ -68,11 +68,7 @@ def main(argv: list[str]) -> int:
     if not failed and "service" in packages:
         from service.learners import warm_up
 
-        done = warm_up()
-        print(
-            f"warm-up: the kernels of {len(done.algorithms)} learners: {len(done.compiled)} compiled, "
-            f"{len(done.loaded)} loaded from the cache, {done.seconds:.1f} s"
-        )
+        print(f"warm-up: {warm_up().summary()}")  # what `acog warm-up` does
     cached = sum(len(files) for _, _, files in os.walk(cache_dir)) if cache_dir else 0
     print(
         f"warm-up: imported {imported} modules from {', '.join(packages)}; "

@@ -1,7 +1,11 @@
-"""The ``acog`` command: serve, evaluate, replay, export-openapi, export-asyncapi.
+"""The ``acog`` command: serve, warm-up, evaluate, replay, export-openapi, export-asyncapi.
 
 Each subcommand's options are declared here; the work is done by the module that owns it,
-imported lazily so that ``acog --help`` stays fast.
+imported lazily so that ``acog --help`` stays fast. ``--help`` shows every default; a value that
+makes no sense (``--permutations 0``, a negative count) is refused while parsing, and a mistake the
+user can make (a missing data set, an unknown algorithm, a bad ``ACOG_*`` setting, a Redis that does
+not answer, a port in use) is one line on stderr and exit code 2, with no traceback
+(:class:`service.cli_options.UsageError`).
 """
 
 from __future__ import annotations
@@ -9,7 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from .cli_options import HelpFormatter, Parser, UsageError, port, positive_int
+
+EXIT_USAGE = 2
+"""The exit code of a user's mistake, as argparse uses for a bad option."""
 
 LOGGING: dict[str, Any] = {
     "version": 1,
@@ -36,12 +46,15 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .allocator import pin_mmap_threshold
-    from .settings import Settings
+    from .serve_checks import check_default_model, check_port, check_redis, load_settings
 
-    settings = Settings()
-    pin_mmap_threshold()
+    settings = load_settings()
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
+    check_default_model(settings)
+    check_port(host, port)
+    check_redis(settings)
+    pin_mmap_threshold()
     logging.config.dictConfig(LOGGING)
     options = {
         "host": host,
@@ -63,6 +76,16 @@ def _serve(args: argparse.Namespace) -> int:
     from model_store import EmbeddedRedis
 
     from .telemetry import prepare_multiprocess_metrics
+
+    if settings.warm_up == "all":
+        # Compile into the kernel cache once, here, so that the workers load the kernels rather than
+        # each compile them at once (N times the CPU, and N writers of one cache's index files). In a
+        # child process: this supervising one never holds the machine code.
+        import subprocess
+
+        warmed = subprocess.run([sys.executable, "-m", "service.cli", "warm-up"], check=False)
+        if warmed.returncode != 0:
+            return warmed.returncode
 
     embedded = None
     if not settings.redis_url:
@@ -103,16 +126,6 @@ def _export_openapi(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _export_asyncapi(args: argparse.Namespace) -> int:
     from .asyncapi import export
 
@@ -126,25 +139,72 @@ def _export_asyncapi(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warm_up(args: argparse.Namespace) -> int:
+    from .learners import InvalidParameter, warm_up
+
+    names = [a.strip() for a in args.algorithms.split(",") if a.strip()] if args.algorithms else None
+    try:
+        done = warm_up(names)
+    except InvalidParameter as exc:
+        raise UsageError(f"--algorithms: {exc.problem}") from None
+    print(f"acog warm-up: {done.summary()}")
+    return 0
+
+
+def package_version() -> str:
+    """The installed distribution's version (``pip install`` metadata), else the source's."""
+    try:
+        return version("acog-service")
+    except PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="acog",
         description="Streaming anomaly detection with cost-sensitive second-order online learning.",
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="run the HTTP/WebSocket service (uvicorn)")
-    serve.add_argument("--host", default=None, help="bind address (default: ACOG_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=None, help="port (default: ACOG_PORT or 8000)")
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        made: argparse.ArgumentParser = sub.add_parser(name, formatter_class=HelpFormatter, **kwargs)
+        return made
+
+    serve = command(
+        "serve",
+        help="run the HTTP/WebSocket service (uvicorn)",
+        description="Serve the API. It answers once every model is recovered and the kernels are "
+        "compiled or loaded from the kernel cache (ACOG_WARM_UP; `acog warm-up` fills the cache ahead).",
+    )
+    serve.add_argument("--host", default=None, help="bind address (default: $ACOG_HOST, else 127.0.0.1)")
+    serve.add_argument("--port", type=port, default=None, help="port (default: $ACOG_PORT, else 8000)")
     serve.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         default=1,
-        help="replica processes behind the one port, each following every model's log (default: 1)",
+        help="replica processes behind the one port, each following every model's log",
     )
     serve.set_defaults(func=_serve)
 
-    evaluate = sub.add_parser(
+    warm = command(
+        "warm-up",
+        help="compile every kernel into the kernel cache, so that the service starts warm",
+        description="Compile (or load) the numba kernels of every algorithm, or of those named, into "
+        "the kernel cache: $ACOG_JIT_CACHE_DIR, else $NUMBA_CACHE_DIR, else ~/.cache/acog-service/numba, "
+        "under a digest of the kernels' source. `acog serve` then loads them instead of compiling.",
+    )
+    warm.add_argument(
+        "--algorithms",
+        default=None,
+        help="a comma list such as acog,ssacog (default: every algorithm)",
+    )
+    warm.set_defaults(func=_warm_up)
+
+    evaluate = command(
         "evaluate",
         help="replay a data set through the learners (the paper's protocol)",
         description="Replay a data set as a stream (predict, then learn every label at once) over "
@@ -155,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(evaluate)
     evaluate.set_defaults(func=_evaluate)
 
-    replay = sub.add_parser(
+    replay = command(
         "replay",
         help="send a data set through a running service as live traffic",
         description="Predict each example now and send its label --delay seconds later, "
@@ -166,14 +226,23 @@ def build_parser() -> argparse.ArgumentParser:
     replay_arguments(replay)
     replay.set_defaults(func=_replay)
 
-    export = sub.add_parser("export-openapi", help="write the service's OpenAPI document as YAML")
+    export = command("export-openapi", help="write the service's OpenAPI document as YAML")
     export.add_argument("--output", "-o", default="openapi.yaml", help='file to write, or "-" for stdout')
     export.set_defaults(func=_export_openapi)
 
-    asyncapi = sub.add_parser("export-asyncapi", help="write the WebSocket's AsyncAPI document as YAML")
+    asyncapi = command("export-asyncapi", help="write the WebSocket's AsyncAPI document as YAML")
     asyncapi.add_argument("--output", "-o", default="asyncapi.yaml", help='file to write, or "-" for stdout')
     asyncapi.set_defaults(func=_export_asyncapi)
     return parser
+
+
+USER_ERRORS: tuple[type[Exception], ...] = (
+    UsageError,
+    FileNotFoundError,
+    NotADirectoryError,
+    PermissionError,
+)
+"""Errors a user causes and can fix: printed as one line, exit code 2."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -181,7 +250,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     jit_cache.configure()  # the process owns the cache; before anything (the parser too) imports the learners
     args = build_parser().parse_args(argv)
-    result: int = args.func(args)
+    try:
+        result: int = args.func(args)
+    except USER_ERRORS as exc:
+        message = str(exc)
+        if isinstance(exc, OSError) and exc.filename is not None:
+            message = f"{exc.filename}: {exc.strerror}"
+        print(f"acog {args.command}: error: {' '.join(message.split())}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # raise SystemExit("message"): a refusal worded by the command
+        if not isinstance(exc.code, str):
+            raise
+        print(f"acog {args.command}: error: {' '.join(exc.code.split())}", file=sys.stderr)
+        return EXIT_USAGE
     return result
 
 

@@ -21,9 +21,16 @@ from typing import Any
 
 from tqdm import tqdm
 
+from .cli_options import (
+    UsageError,
+    load_dataset,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from .client import AcogError, Client, RetryPolicy
 from .client.replay import replay, seeded_order
-from .evaluation.datasets import load
 
 RETRIES = 50
 
@@ -32,22 +39,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", help="the service, e.g. http://127.0.0.1:8000")
     parser.add_argument("dataset", help="a data set name or file, as for `acog evaluate`")
     parser.add_argument("--model", default="default", help="model to send to (created if absent)")
-    parser.add_argument("--delay", type=float, default=1.0, help="seconds between a prediction and its label")
     parser.add_argument(
-        "--limit", type=int, default=None, help="examples to send (default: the data set once)"
+        "--delay", type=non_negative_float, default=1.0, help="seconds between a prediction and its label"
+    )
+    parser.add_argument(
+        "--limit", type=positive_int, default=None, help="examples to send (default: the data set once)"
     )
     parser.add_argument("--loop", action="store_true", help="repeat the data set until --limit examples")
     parser.add_argument(
-        "--rate", type=float, default=None, help="examples per second (default: as fast as served)"
+        "--rate", type=positive_float, default=None, help="examples per second (default: as fast as served)"
     )
-    parser.add_argument("--batch", type=int, default=1, help="examples per /predict request")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the example order")
+    parser.add_argument("--batch", type=positive_int, default=1, help="examples per /predict request")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the example order")
     parser.add_argument(
-        "--api-key", default=os.environ.get("ACOG_API_KEY"), help="Bearer key (or ACOG_API_KEY)"
+        "--api-key", default=os.environ.get("ACOG_API_KEY"), help="Bearer key (default: $ACOG_API_KEY)"
     )
-    parser.add_argument("--datasets-dir", default=None)
     parser.add_argument(
-        "--wait", type=float, default=60.0, help="seconds to wait for the service to be ready"
+        "--datasets-dir", default=None, help="where the shared data sets live, as for `acog evaluate`"
+    )
+    parser.add_argument(
+        "--wait", type=non_negative_float, default=60.0, help="seconds to wait for the service to be ready"
     )
 
 
@@ -66,16 +77,14 @@ class DenseRows:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    data = load(args.dataset, datasets_dir=args.datasets_dir)
+    data = load_dataset(args.dataset, args.datasets_dir)
     limit = args.limit if args.limit is not None else data.n_samples
-    if limit < 1 or args.batch < 1 or args.delay < 0 or (args.rate is not None and args.rate <= 0):
-        raise SystemExit("acog replay: --limit and --batch must be >= 1, --delay >= 0, --rate > 0")
     retry = RetryPolicy(attempts=RETRIES, backoff=0.1, max_backoff=2.0, deadline=600.0)
     with Client(args.url, api_key=args.api_key, model=args.model, retry=retry) as client:
         try:
             return _replay(client, args, data, limit)
         except AcogError as exc:
-            raise SystemExit(f"acog replay: {exc}") from None
+            raise UsageError(str(exc)) from None
 
 
 def _replay(client: Client, args: argparse.Namespace, data: Any, limit: int) -> int:

@@ -8,7 +8,7 @@ is JSON, e.g. ``ACOG_DEFAULT_MODEL='{"name": "default", "n_features": 30}'``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -75,6 +75,11 @@ class Settings(BaseSettings):
 
     # --- models -----------------------------------------------------------------------------
     default_model: dict[str, Any] | None = None
+    warm_up: Literal["all", "models"] = "all"
+    """Kernels compiled (or loaded from the disk cache) before ``/readyz`` says ready: ``all``, every
+    algorithm's, so that a model created later, of any algorithm, never waits for numba (a compile
+    on a cold kernel cache, once; a load from the cache afterwards); ``models``, only those of the
+    stored models and ``default_model`` (a model of another algorithm is compiled while it is created)."""
     """A model created at start-up when absent: a model config plus its ``name``."""
     memory_budget_bytes: int = Field(512 * 2**20, ge=2**20)
     """Upper bound on one model's covariance matrices (full ACOG, AROW)."""

@@ -24,6 +24,16 @@ START_REDIS = (
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kernel_cache() -> None:
+    """Every algorithm's kernels in the disk cache before the first test: a service a test starts
+    (which warms them all before it is ready, ``ACOG_WARM_UP=all``) then loads them from the cache
+    instead of compiling them again. The compile happens once per change of the kernels' source."""
+    from service.learners import warm_up
+
+    warm_up()
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     """The URL of the test Redis database; fails (never skips) when it is down."""

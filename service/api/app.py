@@ -7,6 +7,7 @@ then reports ready; on shutdown (SIGTERM) it checkpoints every model and closes 
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import time
@@ -22,9 +23,10 @@ from model_store import ConnectionSettings, Durability, open_store
 
 from .. import __version__
 from ..engine import Engine
+from ..learners import warm_up
 from ..settings import Settings
 from ..telemetry import Telemetry
-from . import errors, feedback, health, models, predict, ws
+from . import docs, errors, feedback, health, models, predict, ws
 from .auth import is_open
 from .limits import BodySizeLimit
 
@@ -132,7 +134,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry.watch(engine)
         app.state.engine = engine
         try:
-            await engine.start()
+            await engine.start()  # warms the kernels its models need
+            if settings.warm_up == "all":  # and every other algorithm's: uvicorn listens only after this
+                done = await asyncio.to_thread(warm_up)
+                log.info("kernels of every algorithm ready: %s", done.summary())
             previous = tune_garbage_collector()
             try:
                 yield
@@ -150,7 +155,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         lifespan=lifespan,
         telemetry=None if settings.opentelemetry else OPENTELEMETRY_OFF,
+        docs_url=None,  # served by docs.install, with local assets instead of a CDN's
+        redoc_url=None,
     )
+    docs.install(app)
     app.state.settings = settings
     app.state.telemetry = telemetry
     for router in (predict.router, feedback.router, models.router, ws.router, health.router):

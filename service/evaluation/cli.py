@@ -10,8 +10,15 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ..cli_options import (
+    UsageError,
+    load_dataset,
+    non_negative_int,
+    open_fraction,
+    positive_float,
+    positive_int,
+)
 from . import online as ev
-from .datasets import load
 from .oli2ds_cli import learner_options
 
 
@@ -60,19 +67,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "such as acog-II,acog-diag-I,ssacog,perceptron (no suffix = both losses); with --protocol "
         'sdrogd: "paper" (sdrogd,pegasos) or either',
     )
-    parser.add_argument("--metric", choices=["sum", "cost", "both"], default="both")
+    parser.add_argument("--metric", choices=["sum", "cost", "both"], default="both", help="what to report")
     parser.add_argument(
         "--eta",
         type=_grid,
         default=(100.0,),
-        help='learning rate(s), comma list or "grid" (1e-5..1e5); several are swept',
+        help='learning rate(s), comma list or "grid" (1e-5..1e5); several are swept (default: 100)',
     )
-    parser.add_argument("--C", type=_grid, default=(10.0,), help="PA-I aggressiveness, swept like --eta")
-    parser.add_argument("--r", type=_grid, default=(0.1,), help="AROW regulariser, swept like --eta")
-    parser.add_argument("--gamma", type=float, default=1.0)
-    parser.add_argument("--sketch-size", type=int, default=5)
-    parser.add_argument("--alpha-p", type=float, default=0.5, help="weight of sensitivity in sum")
-    parser.add_argument("--c-p", type=float, default=0.9, help="cost of a missed positive")
+    parser.add_argument(
+        "--C", type=_grid, default=(10.0,), help="PA-I aggressiveness, swept like --eta (default: 10)"
+    )
+    parser.add_argument(
+        "--r", type=_grid, default=(0.1,), help="AROW regulariser, swept like --eta (default: 0.1)"
+    )
+    parser.add_argument("--gamma", type=positive_float, default=1.0, help="ACOG regulariser")
+    parser.add_argument("--sketch-size", type=positive_int, default=5, help="SACOG/SSACOG sketch size")
+    parser.add_argument(
+        "--alpha-p", type=open_fraction, default=0.5, help="weight of sensitivity in sum, in (0, 1)"
+    )
+    parser.add_argument("--c-p", type=open_fraction, default=0.9, help="cost of a missed positive, in (0, 1)")
     parser.add_argument(
         "--rho",
         type=_rho,
@@ -80,10 +93,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='sum runs: "true" (T_n/T_p of the data), "laplace" (online estimate) '
         "or a number; cost runs use c_p/c_n unless a number is given",
     )
-    parser.add_argument("--permutations", type=int, default=20)
+    parser.add_argument("--permutations", type=positive_int, default=20, help="orders of the stream run")
     parser.add_argument(
         "--seed",
-        type=int,
+        type=non_negative_int,
         default=None,
         help="seed the permutations (default: the data set's own, e.g. german.mat's ID_ALL)",
     )
@@ -91,7 +104,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--intercept", action="store_true", help="append a constant feature (off in the paper)"
     )
     parser.add_argument("--no-normalize", action="store_true", help="skip the unit-L2 scaling of examples")
-    parser.add_argument("--datasets-dir", default=None, help="where the shared data sets live")
+    parser.add_argument(
+        "--datasets-dir",
+        default=None,
+        help="where the shared data sets live (default: $ACOG_DATASETS_DIR, else ../shared/datasets "
+        "beside the repository)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     for protocol in PROTOCOLS.values():
         protocol.add_arguments(parser)
@@ -123,8 +141,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def run_online(args: argparse.Namespace) -> int:
     """The ACOG paper's online protocol (:mod:`service.evaluation.online`)."""
-    data = load(args.dataset, datasets_dir=args.datasets_dir)
-    variants = ev.parse_variants(args.algorithms)
+    data = load_dataset(args.dataset, args.datasets_dir)
+    try:
+        variants = ev.parse_variants(args.algorithms)
+    except ValueError as exc:
+        raise UsageError(f"--{exc}") from None
     metrics: list[ev.Metric] = ["sum", "cost"] if args.metric == "both" else [args.metric]
     settings = settings_from_args(args)
     orders = ev.permutations(data, args.permutations, args.seed)

@@ -12,8 +12,8 @@ import platform
 import sys
 from typing import Any
 
+from ..cli_options import UsageError, fraction, load_dataset, positive_float, positive_int
 from . import oli2ds as protocol
-from .datasets import load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--scheme", choices=[*protocol.SCHEMES, "both"], default="both", help="how features go missing"
     )
-    group.add_argument("--rounds", type=int, default=protocol.ROUNDS, help="shuffled rounds (default 10)")
-    group.add_argument("--oli2ds-C", type=float, default=0.01, help="OLI2DS: C (default 0.01, the code's)")
-    group.add_argument("--theta", type=float, default=8.0, help="OLI2DS: theta (default 8)")
+    group.add_argument("--rounds", type=positive_int, default=protocol.ROUNDS, help="shuffled rounds")
+    group.add_argument("--oli2ds-C", type=positive_float, default=0.01, help="OLI2DS: C (the code's)")
+    group.add_argument("--theta", type=positive_float, default=8.0, help="OLI2DS: theta")
     group.add_argument("--statistics", choices=["reference", "welford"], default="reference")
     group.add_argument("--cost-in", choices=["scale", "cap"], default="scale")
     group.add_argument(
@@ -36,8 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--sparsity", action="store_true", help="OLI2DS: the L1-ball projection and truncation"
     )
-    group.add_argument("--lambda-s", type=float, default=30.0)
-    group.add_argument("--keep-share", type=float, default=1.0, help="OLI2DS: B, the share of features kept")
+    group.add_argument(
+        "--lambda-s", type=positive_float, default=30.0, help="OLI2DS: radius of the sparsity projection"
+    )
+    group.add_argument(
+        "--keep-share", type=fraction, default=1.0, help="OLI2DS: B, the share of features kept"
+    )
 
 
 def learner_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -55,10 +59,8 @@ def learner_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     if args.algorithms not in ("paper", "oli2ds"):
-        raise SystemExit('--algorithms: the oli2ds protocol runs OLI2DS only ("paper" or "oli2ds")')
-    if args.rounds < 1:
-        raise SystemExit("--rounds must be >= 1")
-    data = load(args.dataset, datasets_dir=args.datasets_dir)
+        raise UsageError('--algorithms: the oli2ds protocol runs OLI2DS only ("paper" or "oli2ds")')
+    data = load_dataset(args.dataset, args.datasets_dir)
     seed = protocol.SEED if args.seed is None else args.seed
     schemes = protocol.SCHEMES if args.scheme == "both" else (args.scheme,)
     params = {**learner_options(args), "zero_is_missing": not args.keep_zeros}

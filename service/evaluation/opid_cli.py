@@ -10,6 +10,7 @@ import sys
 
 from tqdm import tqdm
 
+from ..cli_options import UsageError
 from . import opid
 
 
@@ -21,12 +22,9 @@ def settings_from_args(args: argparse.Namespace) -> opid.OPIDProtocol:
 def run_opid(args: argparse.Namespace) -> int:
     setup = opid.SETUPS.get(args.dataset)
     if setup is None:
-        print(
-            f"acog evaluate: the opid protocol knows {', '.join(opid.SETUPS)} (Table 1 settings), "
-            f"not {args.dataset!r}",
-            file=sys.stderr,
+        raise UsageError(
+            f"the opid protocol knows {', '.join(opid.SETUPS)} (Table 1 settings), not {args.dataset!r}"
         )
-        return 2
     settings = settings_from_args(args)
     bar = tqdm(
         total=settings.repeats * len(setup.sizes),

@@ -10,8 +10,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ..cli_options import UsageError, int_at_least, load_dataset, positive_int
 from . import sdrogd as protocol
-from .datasets import load
 
 NOT_STANDARDISED = ("a9a",)
 """The paper standardises every data set but a9a (and its toy set)."""
@@ -19,8 +19,8 @@ NOT_STANDARDISED = ("a9a",)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("--protocol sdrogd", "options of the SDROGD paper's protocol")
-    group.add_argument("--repeats", type=int, default=5, help="80/20 splits (default 5, as the paper)")
-    group.add_argument("--folds", type=int, default=3, help="cross-validation folds on the 80 %%")
+    group.add_argument("--repeats", type=positive_int, default=5, help="80/20 splits (5 in the paper)")
+    group.add_argument("--folds", type=int_at_least(2), default=3, help="cross-validation folds on the 80 %%")
     group.add_argument(
         "--grid", choices=sorted(protocol.GRIDS), default="paper", help="the paper's grids, or a small one"
     )
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-intercept", action="store_true", help="no constant feature (the protocol appends one)"
     )
-    group.add_argument("--batch-size", type=int, default=60)
+    group.add_argument("--batch-size", type=positive_int, default=60, help="labels per step")
     group.add_argument("--eq17", choices=["expanded", "printed"], default="expanded")
     group.add_argument("--sketch-rows", choices=["all", "upper"], default="all")
 
@@ -43,13 +43,10 @@ def settings_from_args(args: argparse.Namespace) -> protocol.SDROGDProtocol:
     standardize = args.standardize == "yes" or (
         args.standardize == "auto" and args.dataset not in NOT_STANDARDISED
     )
-    for name in ("repeats", "folds", "batch_size"):
-        if getattr(args, name) < 1:
-            raise SystemExit(f"--{name.replace('_', '-')} must be >= 1")
     try:
         algorithms = protocol.parse_algorithms(args.algorithms)
     except ValueError as exc:
-        raise SystemExit(f"--algorithms: {exc}") from None
+        raise UsageError(f"--algorithms: {exc}") from None
     return protocol.SDROGDProtocol(
         algorithms=algorithms,
         repeats=args.repeats,
@@ -66,7 +63,7 @@ def settings_from_args(args: argparse.Namespace) -> protocol.SDROGDProtocol:
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    data = load(args.dataset, datasets_dir=args.datasets_dir)
+    data = load_dataset(args.dataset, args.datasets_dir)
     bar = tqdm(
         total=len(settings.algorithms) * settings.repeats,
         disable=not sys.stderr.isatty(),

@@ -5,10 +5,11 @@ types. For a learner those types are fixed by its algorithm (its state and param
 and by the input form (a dense vector is canonicalised by one kernel, a sparse pair or a
 scipy row by another); the hyper-parameter *values*, the dimension, the intercept and the
 ``eta="auto"``/``loss="auto"`` ensembles (whose members are ordinary learners of one
-algorithm) change none of them. So one tiny learner per algorithm, taken through both call
-paths (``score``/``learn``, and ``run``) with both input forms, compiles everything a model
-of that algorithm will ever run, plus :func:`service.normalization.unit_l2_rows`, which every
-L2-normalised request goes through.
+algorithm) change none of them; whether an input array is writable does (the label log's
+examples are read-only views of Redis's bytes). So one tiny learner per algorithm, taken through
+both call paths (``score``/``learn``, and ``run``) with both input forms, writable and read-only,
+compiles everything a model of that algorithm will ever run, plus
+:func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through.
 
 With :func:`service.jit_cache.configure` called by the process, numba loads the machine code
 from the cache directory when it is there; a warm-up in a process that already ran the
@@ -26,7 +27,7 @@ import numpy as np
 
 from .. import jit_cache
 from ..normalization import unit_l2
-from .base import Learner, OnlineLearner
+from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 
 
@@ -51,6 +52,15 @@ class WarmUp:
     compiled: tuple[str, ...]
     loaded: tuple[str, ...]
     seconds: float
+
+    def summary(self) -> str:
+        """One line: how many specialisations were compiled and loaded, for which algorithms, how fast."""
+        cache = jit_cache.configured()
+        return (
+            f"{len(self.compiled)} kernel specialisations compiled, {len(self.loaded)} loaded from "
+            f"{cache if cache is not None else 'no disk cache'}, for {len(self.algorithms)} algorithms "
+            f"({', '.join(self.algorithms)}) in {self.seconds:.1f} s"
+        )
 
 
 def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
@@ -92,7 +102,8 @@ def _algorithm(target: Target) -> str:
 
 
 def _exercise(cls: type[Learner]) -> None:
-    """One learner of ``cls`` through ``score``/``learn`` (dense and sparse) and ``run``."""
+    """One learner of ``cls`` through ``score``/``learn`` (dense and sparse, writable and read-only)
+    and ``run``."""
     params: dict[str, Any] = {"sketch_size": 2} if "sketch_size" in cls.param_spec() else {}
     if "batch_size" in cls.param_spec():  # sdrogd, pegasos: a step (and a sketch shrink) per label
         params["batch_size"] = 1
@@ -102,6 +113,11 @@ def _exercise(cls: type[Learner]) -> None:
     learner.score(pair)
     learner.learn(dense, 1)
     learner.learn(pair, -1)
+    # The label log hands examples over as read-only views of the bytes Redis returned
+    # (np.frombuffer): numba types a read-only array apart from a writable one.
+    learner.learn(read_only(dense), 1)
+    learner.learn((read_only(pair[0]), read_only(pair[1])), -1)
+    learner.learn((pair[0], read_only(pair[1])), 1)
     learner.run(np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1]))
     _ = learner.rho
     learner.weights()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ..support.system_tools import system_tool
 from . import dockerfile, promql
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,12 +18,7 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 
 def compose_command() -> list[str]:
     """Debian's ``docker-compose`` (installed by .ci/system-deps); it needs no Docker engine."""
-    binary = shutil.which("docker-compose")
-    if binary is None:
-        pytest.fail(
-            "docker-compose is missing: run .ci/system-deps (Debian package docker-compose)", pytrace=False
-        )
-    return [binary]
+    return [system_tool("docker-compose")]
 
 
 def run_compose_config(compose_file: Path) -> subprocess.CompletedProcess[str]:

@@ -38,6 +38,8 @@ from typing import Any
 
 import yaml
 
+from ..support.system_tools import missing_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT_CONFIG = ROOT / "docker" / "prometheus" / "prometheus.yml"
 COMPOSE_API_TARGET = "api:8000"
@@ -51,9 +53,7 @@ class PrometheusError(RuntimeError):
 def prometheus_binary() -> str:
     binary = os.environ.get("PROMETHEUS_BINARY") or shutil.which("prometheus") or "/usr/bin/prometheus"
     if not Path(binary).exists():
-        raise PrometheusError(
-            f"no Prometheus binary at {binary}: run .ci/system-deps (Debian package prometheus)"
-        )
+        missing_tool("prometheus", PrometheusError)
     return binary
 
 

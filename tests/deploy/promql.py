@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ..support.system_tools import system_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "docker" / "grafana" / "dashboards" / "acog.json"
@@ -159,10 +160,7 @@ def alert_queries(path: Path = ALERTS) -> list[Query]:
 
 
 def promtool() -> str:
-    binary = shutil.which("promtool")
-    if binary is None:
-        raise RuntimeError("promtool is missing: run .ci/system-deps (Debian package prometheus)")
-    return binary
+    return system_tool("promtool")
 
 
 def promtool_check(queries: list[Query], workdir: Path) -> subprocess.CompletedProcess[str]:

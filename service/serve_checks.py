@@ -1,0 +1,132 @@
+"""What ``acog serve`` checks before it starts uvicorn, so that a mistake in the environment is one
+line naming the setting (:class:`service.cli_options.UsageError`, exit code 2) rather than a failed
+application start-up and its log: the settings themselves, ``ACOG_DEFAULT_MODEL``, whether the
+Redis of ``ACOG_REDIS_URL`` answers, and whether the port is free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import socket
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
+
+from .cli_options import UsageError
+from .settings import Settings
+
+ENV_PREFIX = "ACOG_"
+DEFAULT_MODEL_HINT = ' (a JSON object, e.g. {"name": "default", "n_features": 30})'
+
+
+def describe_validation(error: ValidationError, prefix: str = "") -> str:
+    """A pydantic error as one line: ``where: problem`` for each refused field, joined by ``; ``."""
+    parts = []
+    for detail in error.errors():
+        where = ".".join(str(part) for part in detail["loc"])
+        parts.append(f"{prefix}{where}: {detail['msg']}" if where else f"{prefix}{detail['msg']}")
+    return "; ".join(parts).replace("\n", " ")
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; a refused one is a :class:`UsageError` naming its variable
+    (never its value: it may be a key)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        parts = []
+        for detail in exc.errors():
+            field, *rest = [str(part) for part in detail["loc"]] or ["?"]
+            inner = f" ({'.'.join(rest)})" if rest else ""
+            hint = DEFAULT_MODEL_HINT if field == "default_model" else ""
+            parts.append(f"{ENV_PREFIX}{field.upper()}{inner}: {detail['msg']}{hint}")
+        raise UsageError("; ".join(parts).replace("\n", " ")) from None
+    except SettingsError as exc:  # a value that is not even JSON, e.g. ACOG_DEFAULT_MODEL='{'
+        cause = exc.__cause__
+        field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else "?"
+        reason = f": {cause}" if cause is not None else ""
+        raise UsageError(f"{ENV_PREFIX}{field.upper()} is not valid JSON{reason}") from None
+
+
+def check_default_model(settings: Settings) -> None:
+    """``ACOG_DEFAULT_MODEL`` as the engine will check it at start: a valid name, a configuration the
+    schema takes, no parameter its algorithm does not take, within ``ACOG_MAX_N_FEATURES``, and a
+    learner that builds."""
+    if settings.default_model is None:
+        return
+    from model_store.ids import InvalidModelName, validate_model_name
+
+    from .model_config import ModelConfig
+
+    where = f"{ENV_PREFIX}DEFAULT_MODEL"
+    spec: dict[str, Any] = dict(settings.default_model)
+    try:
+        validate_model_name(str(spec.pop("name", "default")))
+    except InvalidModelName as exc:
+        raise UsageError(f"{where}: name: {exc}") from None
+    try:
+        config = ModelConfig.model_validate(spec)
+    except ValidationError as exc:
+        raise UsageError(describe_validation(exc, f"{where}: ")) from None
+    budget = settings.memory_budget_bytes
+    refused = config.inapplicable(budget)
+    if refused:
+        raise UsageError(f"{where}: {refused[0]}: is not a parameter of {config.resolved_algorithm(budget)}")
+    if config.dimension > settings.max_n_features:
+        raise UsageError(
+            f"{where}: {config.dimension} features is over ACOG_MAX_N_FEATURES ({settings.max_n_features})"
+        )
+    try:
+        config.build_learner(budget)
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+def check_redis(settings: Settings) -> None:
+    """The Redis of ``ACOG_REDIS_URL`` answers a ping within the connect timeout (no URL: the embedded
+    one is started later)."""
+    if not settings.redis_url:
+        return
+    from model_store import ConnectionSettings, RedisModelStore, StoreUnavailable
+
+    connection = ConnectionSettings(
+        socket_timeout=settings.redis_connect_timeout_seconds,
+        connect_timeout=settings.redis_connect_timeout_seconds,
+        retries=0,
+        cluster=settings.redis_cluster,
+    )
+
+    async def ping() -> None:
+        store = RedisModelStore.from_url(settings.redis_url or "", connection)
+        try:
+            await store.ping()
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(ping())
+    except StoreUnavailable as exc:
+        raise UsageError(f"{ENV_PREFIX}REDIS_URL: Redis does not answer: {exc}") from None
+    except ValueError as exc:  # a URL redis-py cannot parse
+        raise UsageError(f"{ENV_PREFIX}REDIS_URL: {exc}") from None
+
+
+def check_port(host: str, port: int) -> None:
+    """Nothing else listens on ``host:port`` (binding the way uvicorn will, with SO_REUSEADDR)."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"--host {host!r}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UsageError(f"port {port} on {host} is in use (--port, ACOG_PORT)") from None
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

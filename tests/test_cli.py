@@ -1,0 +1,205 @@
+"""The real ``acog`` command, run as a user runs it: a mistake is one line on stderr and exit code 2,
+never a traceback; ``--version`` and the defaults in ``--help``."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from .support.private_redis import free_port
+
+ACOG = Path(sys.executable).parent / "acog"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def acog(*argv: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k == "ACOG_JIT_CACHE_DIR"}
+    return subprocess.run(
+        [str(ACOG), *argv],
+        env={**clean, **(env or {})},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def assert_one_line_refusal(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("acog"), lines[0]
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["evaluate", "/no/such/file.svm"], ["/no/such/file.svm", "neither a known data set"]),
+        (["evaluate", "no-such-set"], ["'no-such-set'", "known data set"]),
+        (["evaluate", "german", "--datasets-dir", "/no/such/dir"], ["german", "/no/such/dir"]),
+        (
+            ["evaluate", "german", "--algorithms", "acog-iii"],
+            ["--algorithms", "unknown algorithm 'acog-iii'"],
+        ),
+        (["evaluate", "german", "--permutations", "0"], ["--permutations", "at least 1"]),
+        (["evaluate", "german", "--permutations", "-2"], ["--permutations", "at least 1"]),
+        (["evaluate", "german", "--permutations", "many"], ["--permutations", "whole number"]),
+        (["evaluate", "german", "--c-p", "1"], ["--c-p", "between 0 and 1"]),
+        (["evaluate", "german", "--eta", "0"], ["--eta", "> 0"]),
+        (["evaluate", "wdbc", "--protocol", "oli2ds", "--rounds", "0"], ["--rounds"]),
+        (["evaluate", "german", "--protocol", "sdrogd", "--folds", "1"], ["--folds", "at least 2"]),
+        (["evaluate", "german", "--protocol", "opid"], ["opid protocol knows dna"]),
+        (["serve", "--workers", "0"], ["--workers", "at least 1"]),
+        (["serve", "--port", "70000"], ["--port", "65535"]),
+        (["replay", "http://127.0.0.1:9", "german", "--limit", "0"], ["--limit"]),
+        (["replay", "http://127.0.0.1:9", "german", "--rate", "0"], ["--rate"]),
+        (["replay", "http://127.0.0.1:9", "german", "--delay", "-1"], ["--delay"]),
+        (["replay", "http://127.0.0.1:9", "german", "--wait", "0.2"], ["not ready"]),
+        (["warm-up", "--algorithms", "acog,nope"], ["--algorithms", "unknown algorithm 'nope'"]),
+        (["no-such-command"], ["invalid choice"]),
+    ],
+)
+def test_a_users_mistake_is_one_line_and_exit_code_2(argv: list[str], words: list[str]) -> None:
+    assert_one_line_refusal(acog(*argv), *words)
+
+
+@pytest.mark.parametrize(
+    ("env", "words"),
+    [
+        ({"ACOG_DEFAULT_MODEL": '{"n_features": 0}'}, ["ACOG_DEFAULT_MODEL", "n_features", "greater than"]),
+        (
+            {"ACOG_DEFAULT_MODEL": '{"n_features": 3, "algorithm": "acog-iii"}'},
+            ["ACOG_DEFAULT_MODEL", "algorithm"],
+        ),
+        (
+            {"ACOG_DEFAULT_MODEL": '{"n_features": 3, "algorithm": "perceptron", "eta": 2}'},
+            ["eta", "perceptron"],
+        ),
+        ({"ACOG_DEFAULT_MODEL": '{"name": "a b", "n_features": 3}'}, ["ACOG_DEFAULT_MODEL", "name"]),
+        ({"ACOG_DEFAULT_MODEL": "{"}, ["ACOG_DEFAULT_MODEL", "JSON object"]),
+        ({"ACOG_PORT": "http"}, ["ACOG_PORT", "integer"]),
+        ({"ACOG_API_KEYS": "a key"}, ["ACOG_API_KEYS", "printable ASCII"]),
+        ({"ACOG_WARM_UP": "some"}, ["ACOG_WARM_UP", "'all' or 'models'"]),
+        ({"ACOG_REDIS_URL": "http://127.0.0.1:6379"}, ["ACOG_REDIS_URL", "scheme"]),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_it(env: dict[str, str], words: list[str]) -> None:
+    assert_one_line_refusal(acog("serve", env=env), *words)
+
+
+def test_a_redis_that_does_not_answer_is_one_line() -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    assert_one_line_refusal(acog("serve", env={"ACOG_REDIS_URL": url}), "ACOG_REDIS_URL", "does not answer")
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield listener.getsockname()[1]
+
+
+def test_a_port_in_use_is_one_line(busy_port: int) -> None:
+    result = acog("serve", "--port", str(busy_port))
+    assert_one_line_refusal(result, f"port {busy_port}", "in use")
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    result = acog("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"acog {version('acog-service')}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["evaluate", "--help"], ["--permutations PERMUTATIONS", "(default: 20)", "(default: online)"]),
+        (["serve", "--help"], ["(default: 1)", "(default: $ACOG_PORT, else 8000)"]),
+        (["replay", "--help"], ["(default: 1.0)", "(default: default)"]),
+    ],
+)
+def test_help_shows_the_defaults(argv: list[str], shown: list[str]) -> None:
+    result = acog(*argv)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    for item in shown:
+        assert " ".join(item.split()) in text, item
+
+
+def test_help_never_shows_the_api_key() -> None:
+    result = acog("replay", "--help", env={"ACOG_API_KEY": "s3cret-key-value-0123"})
+    assert "s3cret" not in result.stdout
+
+
+def test_warm_up_fills_a_cache_that_the_next_process_loads(tmp_path: Path) -> None:
+    env = {"ACOG_JIT_CACHE_DIR": str(tmp_path / "kernels")}
+    first = acog("warm-up", "--algorithms", "perceptron", env=env)
+    assert first.returncode == 0, first.stderr
+    assert (
+        "for 1 algorithms (perceptron)" in first.stdout
+        and " 0 kernel specialisations compiled" not in first.stdout
+    )
+    assert str(tmp_path / "kernels") in first.stdout
+    second = acog("warm-up", "--algorithms", "perceptron", env=env)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.startswith("acog warm-up: 0 kernel specialisations compiled"), second.stdout
+    assert re.search(r", [1-9]\d* loaded from ", second.stdout), second.stdout
+
+
+def test_serve_with_workers_warms_the_kernel_cache_once_and_the_workers_load_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    import httpx
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k == "ACOG_JIT_CACHE_DIR"}
+    env |= {"ACOG_REDIS_URL": redis_url, "ACOG_DATA_DIR": str(tmp_path / "data")}
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [str(ACOG), "serve", "--workers", "2", "--port", str(port)],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=out,
+        )
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert process.poll() is None, log.read_text()
+        ready = [line for line in log.read_text().splitlines() if "kernels of every algorithm ready" in line]
+        deadline = time.monotonic() + 60
+        while len(ready) < 2 and time.monotonic() < deadline:  # the second worker may still be loading
+            time.sleep(0.2)
+            ready = [
+                line for line in log.read_text().splitlines() if "kernels of every algorithm ready" in line
+            ]
+    finally:
+        process.terminate()
+        process.wait(60)
+        redis.Redis.from_url(redis_url).flushdb()
+    text = log.read_text()
+    assert text.count("acog warm-up: ") == 1, text  # once, in the supervising process's child
+    assert len(ready) == 2, text
+    assert all(": 0 kernel specialisations compiled" in line for line in ready), ready
