@@ -85,11 +85,14 @@ def check_default_model(settings: Settings) -> None:
 
 
 def check_redis(settings: Settings) -> None:
-    """The Redis of ``ACOG_REDIS_URL`` answers a ping within the connect timeout (no URL: the embedded
-    one is started later)."""
+    """The Redis of ``ACOG_REDIS_URL`` answers a ping within the connect timeout, and is not a store
+    that lost its data (:func:`service.engine.engine.check_store_identity`; no URL: the embedded one
+    is started later, and the engine checks it then)."""
     if not settings.redis_url:
         return
-    from model_store import ConnectionSettings, RedisModelStore, StoreUnavailable
+    from model_store import ConnectionSettings, RedisModelStore, StoreError, StoreUnavailable
+
+    from .engine.engine import check_store_identity
 
     connection = ConnectionSettings(
         socket_timeout=settings.redis_connect_timeout_seconds,
@@ -102,6 +105,7 @@ def check_redis(settings: Settings) -> None:
         store = RedisModelStore.from_url(settings.redis_url or "", connection)
         try:
             await store.ping()
+            await check_store_identity(store, settings.store_epoch)
         finally:
             await store.close()
 
@@ -109,6 +113,8 @@ def check_redis(settings: Settings) -> None:
         asyncio.run(ping())
     except StoreUnavailable as exc:
         raise UsageError(f"{ENV_PREFIX}REDIS_URL: Redis does not answer: {exc}") from None
+    except StoreError as exc:
+        raise UsageError(f"{ENV_PREFIX}REDIS_URL: {exc}") from None
     except ValueError as exc:  # a URL redis-py cannot parse
         raise UsageError(f"{ENV_PREFIX}REDIS_URL: {exc}") from None
 

@@ -195,24 +195,8 @@ class Engine:
     async def _open_store(self) -> None:
         """The store's identity (written the first time); layout-1 models are migrated first."""
         await self.store.check_durability()
-        identity = await self.store.identity(create=False)
-        expected = self.settings.store_epoch
-        if expected is not None and (identity is None or identity.epoch != expected):
-            found = "no epoch at all" if identity is None else f"epoch {identity.epoch}"
-            raise StoreError(
-                f"the store is not the one this service expects: ACOG_STORE_EPOCH is {expected} and the "
-                f"store has {found}. It lost its data (a Redis restarted without persistence, or flushed) "
-                "or it is another store; restore its data, or unset ACOG_STORE_EPOCH to start afresh"
-            )
+        identity = await check_store_identity(self.store, self.settings.store_epoch)
         if identity is None:
-            if not await self.store.legacy_models():
-                leftover = await self.store.leftover_key()
-                if leftover is not None:
-                    raise StoreError(
-                        f"the store lost part of its data: it has no identity but still holds {leftover!r} "
-                        "(keys evicted under maxmemory, or a partial restore). Restore its data, or delete "
-                        "the acog:* keys to start afresh"
-                    )
             await self._migrate_layout_1()
             identity = await self.store.identity(create=True)
         assert identity is not None
@@ -775,6 +759,29 @@ class Engine:
 
     async def ping(self) -> None:
         await self.store.ping()
+
+
+async def check_store_identity(store: ModelStore, expected_epoch: str | None) -> StoreIdentity | None:
+    """The store's identity (None: a new store, or one of layout 1 to migrate), or a
+    :class:`StoreError` for a store that lost its data: another epoch or none where
+    ``expected_epoch`` (``ACOG_STORE_EPOCH``) is set, or no identity but ``acog:*`` keys left."""
+    identity = await store.identity(create=False)
+    if expected_epoch is not None and (identity is None or identity.epoch != expected_epoch):
+        found = "no epoch at all" if identity is None else f"epoch {identity.epoch}"
+        raise StoreError(
+            f"the store is not the one this service expects: ACOG_STORE_EPOCH is {expected_epoch} and "
+            f"the store has {found}. It lost its data (a Redis restarted without persistence, or "
+            "flushed) or it is another store; restore its data, or unset ACOG_STORE_EPOCH to start afresh"
+        )
+    if identity is None and not await store.legacy_models():
+        leftover = await store.leftover_key()
+        if leftover is not None:
+            raise StoreError(
+                f"the store lost part of its data: it has no identity but still holds {leftover!r} (keys "
+                "evicted under maxmemory, or a partial restore). Restore its data, or delete the acog:* "
+                "keys to start afresh"
+            )
+    return identity
 
 
 def _example_result(model: str, pid: str, applied: Applied | None) -> FeedbackResult:

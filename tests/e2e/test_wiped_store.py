@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +78,18 @@ def test_leftover_keys_without_an_identity_are_refused(tmp_path: Path, store: Pr
     fresh = started(tmp_path, "fresh", env)
     assert httpx.get(f"{fresh.url}/models").json()["models"] == []
     fresh.stop()
+
+
+def test_the_refusal_is_one_line_and_exit_code_2(tmp_path: Path, store: PrivateRedis) -> None:
+    """``acog serve`` checks the store before it starts the server: a user-facing line, no traceback."""
+    env = {**os.environ, "ACOG_REDIS_URL": store.url, "ACOG_STORE_EPOCH": "0123456789abcdef"}
+    done = subprocess.run(
+        [sys.executable, "-m", "service.cli", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert "ACOG_STORE_EPOCH is 0123456789abcdef" in line and "no epoch at all" in line
