@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import bench.quality
-from bench.quality.protocol import DATASETS, SEED, SMALL_ROWS, load_stream, warm
+from bench.quality.protocol import DATASETS, SEED, SETS, SMALL_ROWS, load_stream, set_of, warm
 from bench.quality.runs import DEFAULT_RESULTS_DIR, cache_path, run_dataset
 from bench.quality.section import SECTION, print_tables, render
 from bench.quality.study import run_study
@@ -24,6 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m bench.quality", description=(bench.quality.__doc__ or "").split("\n")[0]
     )
     p.add_argument("datasets", nargs="*", help=f"names or LIBSVM paths (default: {', '.join(DATASETS)})")
+    p.add_argument(
+        "--set", choices=("all", *SETS), default="all",
+        help="the tuning set (choices were made on it), the reporting set (no choice looks at it) or both",
+    )  # fmt: skip
     p.add_argument("--permutations", type=int, default=5)
     p.add_argument(
         "--small-permutations", type=int, default=20, help=f"for data sets of <= {SMALL_ROWS} rows"
@@ -50,9 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_list = list(sys.argv[1:] if argv is None else argv)
     if args.study:
         return run_study(args)
-    names = list(args.datasets) or list(DATASETS)
+    names = list(args.datasets) or list(DATASETS if args.set == "all" else SETS[args.set])
     output = args.output
-    if output is None and not args.datasets:
+    if output is None and not args.datasets and args.set == "all":
         output = DEFAULT_PATH
     args.results_dir.mkdir(parents=True, exist_ok=True)
 
@@ -74,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warm(stream)
         log(f"{name}: {stream.n} x {stream.d}, {len(stream.orders)} orders")
         result = run_dataset(stream, chosen, args, log)
+        result["set"] = set_of(name)
         path.write_text(json.dumps(result))
         results.append(result)
     total = sum(r["seconds"] for r in results) if args.render_only else time.perf_counter() - started

@@ -83,6 +83,8 @@ PEER_ROWS = (
     ("river-logreg", "river LogReg (w)", True),
     ("vw", "VW (classweight)", True),
     ("vw-ojanewton", "VW OjaNewton (classweight)", True),
+    ("vw-q", "VW -q :: (classweight)", True),
+    ("vw-nn", "VW --nn 10 (classweight)", True),
     ("sklearn-sgd", "sklearn SGD hinge (w)", True),
 )
 

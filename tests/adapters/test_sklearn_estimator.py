@@ -25,8 +25,6 @@ ESTIMATORS = [
 ]
 
 
-
-
 def expected_failed_checks(estimator: SklearnACOGClassifier) -> dict[str, str]:
     """The checks an estimator cannot pass, each with its reason (strict: they must fail)."""
     if estimator.algorithm in ("perceptron", "pa1", "romma", "arow"):

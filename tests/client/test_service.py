@@ -103,9 +103,10 @@ def test_dense_sparse_numpy_and_named_inputs(served: Served, german: German) -> 
     client.put_model("named", {"feature_names": ["amount", "hour", "country_risk"]})
     p = client.predict({"amount": 120.0, "hour": 3.0, "country_risk": 0.7}, model="named")
     assert client.feedback(p, 1).applied
-    assert client.predict([120.0, 3.0, 0.7], model="named").score == client.predict(
-        {"amount": 120.0, "hour": 3.0, "country_risk": 0.7}, model="named"
-    ).score
+    assert (
+        client.predict([120.0, 3.0, 0.7], model="named").score
+        == client.predict({"amount": 120.0, "hour": 3.0, "country_risk": 0.7}, model="named").score
+    )
 
 
 def test_refusals_raise_exceptions_naming_the_field(served: Served, german: German) -> None:
