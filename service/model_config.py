@@ -27,6 +27,7 @@ from .measures import complement
 Algorithm = Literal[
     "perceptron", "pa1", "paum", "cpapb", "romma", "arow", "cog", "acog", "acog-diag", "sacog", "ssacog",
     "oli2ds", "opid", "sdrogd", "pegasos",
+    "quadratic", "fogd", "nogd",
 ]  # fmt: skip
 PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]

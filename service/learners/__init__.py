@@ -10,7 +10,8 @@
 Names: ``perceptron``, ``pa1``, ``paum``, ``cpapb``, ``romma``, ``arow``, ``cog``,
 ``acog``, ``acog-diag``, ``sacog``, ``ssacog``, ``oli2ds`` (the ``-I``/``-II`` suffix of the paper is
 the ``loss`` parameter), ``opid`` (Hou & Zhou: a model that survives a declared change of
-feature schema, :mod:`service.learners.opid`), and SDROGD's ``sdrogd`` and ``pegasos``. The
+feature schema, :mod:`service.learners.opid`), SDROGD's ``sdrogd`` and ``pegasos``, and the nonlinear
+``quadratic``, ``fogd`` and ``nogd`` (:mod:`service.learners.nonlinear`). The
 contract, and the recipe for adding an algorithm, are in :mod:`service.learners.base`;
 :func:`warm_up` compiles the kernels a set of learners needs. Importing this package does no
 I/O: the process chooses the kernels' disk cache (:func:`service.jit_cache.configure`) before
@@ -27,6 +28,7 @@ from .base import Learner, OnlineLearner, StreamResult, UpdateInfo, register
 from .ensemble import DEFAULT_GRID, EtaGrid
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
+from .nonlinear import FOGD, NOGD, Quadratic
 from .oli2ds import OLI2DS
 from .opid.learner import OPID
 from .sdrogd import SDROGD, Pegasos
@@ -37,6 +39,7 @@ ALGORITHMS: dict[str, type[Learner]] = register(
     [
         *(Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID),
         *(SDROGD, Pegasos),  # algorithms-round2.md §1
+        *(Quadratic, FOGD, NOGD),  # issue 20: nonlinear members
     ]
 )
 """Every algorithm by name: the one place a new learner is registered."""

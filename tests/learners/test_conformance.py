@@ -38,7 +38,7 @@ def stream() -> tuple[sp.csr_matrix, np.ndarray]:
 def test_the_suite_covers_every_algorithm_and_every_ensemble_form() -> None:
     assert {c.algorithm for c in CASES} == set(ALGORITHMS)
     with_rate = [n for n in NAMES if {"eta", "loss"} <= set(ALGORITHMS[n].param_spec())]
-    assert with_rate == ["acog", "acog-diag", "cog", "sacog", "ssacog"]
+    assert with_rate == ["acog", "acog-diag", "cog", "fogd", "nogd", "quadratic", "sacog", "ssacog"]
     forms = {(c.algorithm, c.form) for c in CASES if c.form}
     assert forms == {(n, f) for n in with_rate for f in ENSEMBLE_FORMS}
     assert all(isinstance(c.create(D), EtaGrid) for c in CASES if c.form)
