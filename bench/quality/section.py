@@ -114,6 +114,14 @@ def render(
         "no weight. Hindsight rows pick eta from 1e-5..1e5 by the best mean per data set and measure, "
         "so they are not online; the paper's printed figures used other permutations.",
         "",
+        "Nonlinear rows (issue 20): `quadratic`, `fogd` and `nogd` are registered learners (OGD over "
+        "the mapped features, eta and loss auto), opt-in with `algorithm`; the *ACOG over ...* rows "
+        "run ACOG-diag or ACOG over the map (the learner's `update` parameter, not yet a ModelConfig "
+        "field). The `defaults` row is the linear-only default on every d: online selection across "
+        "linear and nonlinear members is not built. Rows a learner cannot be built for on some data "
+        "set (quadratic for d > 64, a sketch larger than d) are left out of the means. Hindsight rows "
+        "appear only when the run included them (`--no-hindsight` leaves them out).",
+        "",
         *set_lines(results),
         "The defaults against the hindsight-tuned eta: ours (ACOG-II, eta picked per data set and "
         "measure from 1e-5..1e5 on these orders; *paper protocol*: no intercept, rho = T_n/T_p for sum; "
