@@ -50,8 +50,9 @@ def result_set(result: dict[str, Any]) -> str:
 SET_TEXT = {
     "tuning": (
         "Tuning set (in-sample)",
-        'The nine data sets the defaults were chosen on (the eta grid, `loss="auto"`, the '
-        "selection rule and the nonlinear members): a margin here is in-sample.",
+        "Data sets of the study the defaults were chosen on (`TUNING`, nine; a run may cover fewer, "
+        'see the title): the eta grid, `loss="auto"`, the selection rule, and whether nonlinear '
+        "members join the default, are decided here, so a margin here is in-sample.",
     ),
     "reporting": (
         "Reporting set (out of sample)",
