@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import bench.quality
+from bench.quality.compare import compare_lines
 from bench.quality.protocol import DATASETS, SEED, SETS, SMALL_ROWS, load_stream, set_of, warm
 from bench.quality.runs import DEFAULT_RESULTS_DIR, cache_path, run_dataset
 from bench.quality.section import SECTION, print_tables, render
@@ -45,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="markdown file whose 'quality' section is written (default: docs/benchmarks.md when "
         "every default data set is run, else nothing)",
     )  # fmt: skip
+    p.add_argument(
+        "--only", default=None,
+        help="comma-separated system keys (service:defaults,...): run these rows only (no report)",
+    )  # fmt: skip
     p.add_argument("--study", action="store_true", help="the defaults study (issue 9) instead")
     return p
 
@@ -67,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         s for s in systems()
         if not (args.no_peers and s.group == "peer") and not (args.no_sklearn and s.sklearn)
     ]  # fmt: skip
+    if args.only is not None:
+        keys = set(args.only.split(","))
+        chosen = [s for s in chosen if s.key in keys]
+        output = None
     results = []
     started = time.perf_counter()
     for name in names:
@@ -82,7 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         path.write_text(json.dumps(result))
         results.append(result)
     total = sum(r["seconds"] for r in results) if args.render_only else time.perf_counter() - started
-    print_tables(results)
+    if args.only is not None:
+        print("\n".join(compare_lines(results, args.only.split(","))))
+    else:
+        print_tables(results)
     if output is not None:
         shown = [a for a in argv_list if a != "--render-only"]
         command = " ".join([".venv/bin/python -m bench.quality", *map(shlex.quote, shown)])

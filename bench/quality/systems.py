@@ -75,6 +75,7 @@ def _peer(name: str, weighted: bool) -> Predict:
 
 SERVICE_ROWS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("defaults", "defaults (ACOG, loss and eta auto)", {}),
+    ("defaults-all", "defaults, auto_members all (nonlinear members for small d)", {"auto_members": "all"}),
     ("acog-I", "ACOG-I", {"algorithm": "acog", "loss": "I"}),
     ("acog-Idiag", "ACOG-Idiag", {"algorithm": "acog-diag", "loss": "I"}),
     ("acog-IIdiag", "ACOG-IIdiag", {"algorithm": "acog-diag", "loss": "II"}),

@@ -25,7 +25,7 @@ from typing import Any
 from .acog import ACOG, ACOGDiag
 from .arow import AROW
 from .base import Learner, OnlineLearner, StreamResult, UpdateInfo, register
-from .ensemble import DEFAULT_GRID, EtaGrid
+from .ensemble import DEFAULT_GRID, NONLINEAR_MAX_FEATURES, EtaGrid, families_for
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
 from .nonlinear import FOGD, NOGD, Quadratic
@@ -45,7 +45,7 @@ ALGORITHMS: dict[str, type[Learner]] = register(
 """Every algorithm by name: the one place a new learner is registered."""
 
 
-ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window")
+ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window", "members")
 
 
 def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
@@ -56,7 +56,9 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
     ``{0.3, 1, 3, 10, 30}``) that follows the member with the best running
     ``objective`` (``"sum"`` with ``alpha_p`` or ``"cost"`` with ``c_p``), over all labels
     (``selection="leader"``) or the last ``window`` ones (``selection="window"``).
-    ``loss="auto"`` adds members for both losses (II first, then I).
+    ``loss="auto"`` adds members for both losses (II first, then I). ``members="all"`` adds
+    nonlinear families (ACOG-diag over quadratic and over random Fourier features) for
+    ``n_features <= NONLINEAR_MAX_FEATURES`` (:mod:`service.learners.ensemble`).
     """
     try:
         cls = ALGORITHMS[algorithm]
@@ -74,7 +76,10 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
         if losses is not None:
             del params["loss"]
         alpha_p = params.pop("alpha_p", 0.5)
-        return EtaGrid(cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, **options, **params)
+        families = families_for(options.pop("members", "linear"), n_features)
+        return EtaGrid(
+            cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, families=families, **options, **params
+        )
     stray = [k for k in ENSEMBLE_PARAMS if k in params]
     if stray:
         raise InvalidParameter(stray[0], 'only applies with eta="auto"')
@@ -84,6 +89,7 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_GRID",
+    "NONLINEAR_MAX_FEATURES",
     "EtaGrid",
     "InvalidInput",
     "InvalidParameter",

@@ -51,6 +51,21 @@ NOGDState = namedtuple(
 
 QUADRATIC_MAX_FEATURES = 64
 MAX_COMPONENTS = 4096
+MAP_LEARNERS = {"quadratic": "quadratic", "rff": "fogd", "nystrom": "nogd"}
+"""``ModelConfig.feature_map`` kind -> the learner that holds the map (its ``update`` = the learner
+over ``z``)."""
+
+
+def mapped_dimension(algorithm: str, n_features: int, params: dict[str, Any]) -> int:
+    """``D``, the mapped coordinates of ``algorithm`` (``quadratic``, ``fogd``, ``nogd``) without
+    the intercept, before any learner is made: what a memory check reads."""
+    if algorithm == "quadratic":
+        return quadratic_dim(n_features)
+    if algorithm == "fogd":
+        return int(params.get("n_components", FOGD.own_params["n_components"][0]))
+    if algorithm == "nogd":
+        return int(params.get("budget", NOGD.own_params["budget"][0]))
+    raise ValueError(f"{algorithm!r} has no feature map")
 
 
 def update_kind(value: Any) -> str:
