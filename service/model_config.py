@@ -336,6 +336,8 @@ class ModelConfig(BaseModel):
         change of the memory budget must not change the learner of an existing model."""
         algorithm = self.resolved_algorithm(memory_budget)
         update: dict[str, Any] = {"algorithm": algorithm}
+        if self._sketch_size() != self.sketch_size:  # the default capped at a small dimension
+            update["sketch_size"] = self._sketch_size()
         if "loss" in self._batched_params(algorithm):  # sdrogd, pegasos: the default loss is II
             update["loss"] = self._batched_params(algorithm)["loss"]
         return self.model_copy(update=update)
@@ -349,7 +351,7 @@ class ModelConfig(BaseModel):
             "intercept_value": self.intercept_value,
             "loss": self.loss,
             "gamma": self.gamma,
-            "sketch_size": self.sketch_size,
+            "sketch_size": self._sketch_size(),
             "C": self.C,
             "r": self.r,
             "eta": self.eta,
@@ -380,6 +382,14 @@ class ModelConfig(BaseModel):
                 if self.auto_members != "linear":
                     params["members"] = self.auto_members
         return params
+
+    def _sketch_size(self) -> int:
+        """The sketch size: as the client set it (a sketch larger than the dimension is then refused
+        by name), else the default capped at the dimension (intercept included), so that the default
+        works for any ``d >= 1`` when the memory budget makes it sacog/ssacog."""
+        if "sketch_size" in self.model_fields_set:
+            return self.sketch_size
+        return min(self.sketch_size, self.dimension + (1 if self.fit_intercept else 0))
 
     def _batched_params(self, algorithm: str) -> dict[str, Any]:
         """SDROGD's and Pegasos's options. Their default ``loss="auto"`` means loss II: there is no

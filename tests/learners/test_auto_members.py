@@ -176,3 +176,21 @@ def test_a_stored_configuration_loads_back_as_itself(fields: dict) -> None:
     """The store keeps ``pinned().model_dump()``: every field, defaults included."""
     pinned = ModelConfig(n_features=D, **fields).pinned()
     assert ModelConfig.model_validate(pinned.model_dump(mode="json")) == pinned
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_the_default_works_for_any_d_when_the_budget_makes_it_a_sketch(d: int) -> None:
+    """A tiny memory budget resolves the default to ssacog: its default sketch (5) is capped at
+    the dimension (intercept included), stored so, and loads back; a sketch the client set is not."""
+    budget = 8  # bytes: no covariance fits
+    config = ModelConfig(n_features=d)
+    assert config.resolved_algorithm(budget) == "ssacog"
+    learner = config.build_learner(budget)
+    assert learner.params["sketch_size"] == min(5, d + 1)
+    pinned = config.pinned(budget)
+    assert pinned.sketch_size == min(5, d + 1)
+    ModelConfig.model_validate(pinned.model_dump(mode="json")).build_learner(budget)
+    assert ModelConfig(n_features=40).pinned().sketch_size == 5
+    if d + 1 < 5:
+        with pytest.raises(InvalidParameter, match="sketch_size"):
+            ModelConfig(n_features=d, algorithm="sacog", sketch_size=5).build_learner(budget)
