@@ -53,7 +53,7 @@ from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .migration import FeatureMigration, migrate
-from .nonlinear import FOGD, Quadratic, mapped_dimension
+from .nonlinear import FOGD, Quadratic, check_map_fits, mapped_dimension
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 NONLINEAR_MAX_FEATURES = 32
@@ -153,9 +153,11 @@ class EtaGrid:
             budget = params.get("memory_budget", algorithm.param_spec()["memory_budget"][0])
             if "update" not in algorithm.param_spec():
                 check_sigma_fits(algorithm.algorithm, dim, budget, copies=len(configs))
-            elif params.get("update") == "acog":  # a map's learner: Sigma over the mapped coordinates
-                dim += mapped_dimension(algorithm.algorithm, n_features, params) - n_features
-                check_sigma_fits(f"{algorithm.algorithm} (update acog)", dim, budget, copies=len(configs))
+            else:  # a map's learner: its map's arrays, and Sigma over the mapped coordinates
+                check_map_fits(algorithm.algorithm, n_features, params, copies=len(configs))
+                if params.get("update") == "acog":
+                    dim += mapped_dimension(algorithm.algorithm, n_features, params) - n_features
+                    check_sigma_fits(f"{algorithm.algorithm} (update acog)", dim, budget, copies=len(configs))
         if "rho" in algorithm.param_spec():
             params["alpha_p"] = alpha_p
         self.members = [

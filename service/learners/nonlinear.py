@@ -56,6 +56,30 @@ MAP_LEARNERS = {"quadratic": "quadratic", "rff": "fogd", "nystrom": "nogd"}
 over ``z``)."""
 
 
+def map_nbytes(algorithm: str, n_features: int, params: dict[str, Any]) -> int:
+    """Bytes of the map's own arrays: FOGD's ``omega`` (``D x d``), NOGD's kept examples
+    (``B x d``) and projection (``B x B``); the quadratic map keeps none."""
+    if algorithm == "fogd":
+        return 8 * mapped_dimension(algorithm, n_features, params) * (n_features + 1)
+    if algorithm == "nogd":
+        b = mapped_dimension(algorithm, n_features, params)
+        return 8 * b * (n_features + b + 1)
+    return 0
+
+
+def check_map_fits(algorithm: str, n_features: int, params: dict[str, Any], copies: int = 1) -> None:
+    """Raise :class:`InvalidParameter` (``n_features``) when ``copies`` maps exceed the memory budget."""
+    need = copies * map_nbytes(algorithm, n_features, params)
+    budget = params.get("memory_budget", DEFAULT_MEMORY_BUDGET)
+    if need > budget:
+        raise InvalidParameter(
+            "n_features",
+            f"{algorithm} keeps {need / 2**20:.1f} MiB of map arrays for {n_features} features"
+            + (f" ({copies} copies)" if copies > 1 else "")
+            + f", over the memory budget of {budget / 2**20:.1f} MiB: fewer components, or quadratic",
+        )
+
+
 def mapped_dimension(algorithm: str, n_features: int, params: dict[str, Any]) -> int:
     """``D``, the mapped coordinates of ``algorithm`` (``quadratic``, ``fogd``, ``nogd``) without
     the intercept, before any learner is made: what a memory check reads."""
@@ -115,6 +139,7 @@ class _Mapped(Learner):
         return self.n_map + (1 if self.params["fit_intercept"] else 0)
 
     def _check_params(self) -> None:
+        check_map_fits(self.algorithm, self.n_features, self.params)
         if self.params["update"] == "acog":
             check_sigma_fits(f"{self.algorithm} (update acog)", self.n_out, self.params["memory_budget"])
 

@@ -194,3 +194,17 @@ def test_the_default_works_for_any_d_when_the_budget_makes_it_a_sketch(d: int) -
     if d + 1 < 5:
         with pytest.raises(InvalidParameter, match="sketch_size"):
             ModelConfig(n_features=d, algorithm="sacog", sketch_size=5).build_learner(budget)
+
+
+def test_the_maps_arrays_count_against_the_memory_budget() -> None:
+    """FOGD keeps ``D x (d + 1)`` floats, NOGD ``B x (d + B + 1)``: per member, times the members."""
+    one = 8 * 50 * (1000 + 1)  # fogd, D = 50, d = 1000
+    create("fogd", 1000, n_components=50, memory_budget=one)
+    with pytest.raises(InvalidParameter, match="map arrays"):
+        create("fogd", 1000, n_components=50, memory_budget=one - 1)
+    with pytest.raises(InvalidParameter, match="10 copies"):
+        create("fogd", 1000, n_components=50, eta="auto", loss="auto", memory_budget=10 * one - 1)
+    with pytest.raises(InvalidParameter, match="map arrays"):
+        create("nogd", 1000, budget=20, memory_budget=8 * 20 * (1000 + 20 + 1) - 1)
+    with pytest.raises(InvalidParameter, match="n_features"):
+        ModelConfig(n_features=100_000, feature_map={"kind": "rff", "n_components": 4096}).build_learner()
