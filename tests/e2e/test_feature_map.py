@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from service.learners import create, warm_up
+from service.model_config import ModelConfig
 
 from ..support.model_state import comparable, unit_vector
 from ..support.private_redis import PrivateRedis
@@ -76,6 +77,26 @@ def test_acog_over_random_features_serves_the_library_model_and_survives_kill_9(
     assert comparable(api.state("fm")) == comparable(state)
     assert api.scores("fm", german.probe) == scores
     stream(50, 60)
+
+
+def test_nonlinear_members_serve_the_library_ensemble(server: Running, german: German) -> None:
+    """``auto_members: "all"`` at d = 24: 20 members, the quadratic ones named in the state."""
+    api = server.api
+    config = {"n_features": N_FEATURES, "auto_members": "all"}
+    api.put_model("all", config)
+    library = ModelConfig.model_validate(config).build_learner()
+    for i in range(40):
+        row, y = german.rows[i], german.y[i]
+        prediction = api.predict_one("all", row)
+        vector = unit_vector(row, N_FEATURES)
+        assert prediction["score"] == library.score(vector), i
+        assert api.label(prediction["prediction_id"], y)["applied"]
+        library.learn(vector, y)
+    members = api.state("all")["eta"]["members"]
+    assert len(members) == 20 and {m["algorithm"] for m in members[10:]} == {"quadratic/acog-diag"}
+    assert api.scores("all", german.probe) == [
+        library.score(unit_vector(r, N_FEATURES)) for r in german.probe
+    ]
 
 
 FM = {"n_features": N_FEATURES}
