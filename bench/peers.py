@@ -33,6 +33,9 @@ Peers (``PEERS``) and how each applies ``rho``:
 - ``vw``: ``--loss_function logistic`` (VW's default adaptive, normalised, invariant updates).
   ``--classweight 1:<rho>``.
 - ``vw-ojanewton``: ``--loss_function logistic --OjaNewton --sketch_size 5``. ``--classweight``.
+- ``vw-q``: ``--loss_function logistic -q ::`` (every pair of features, the default namespace with
+  itself: a quadratic model). ``--classweight``.
+- ``vw-nn``: ``--loss_function logistic --nn 10`` (one hidden layer of 10 tanh units). ``--classweight``.
 - ``sklearn-sgd``: ``SGDClassifier(loss="hinge", random_state=0)``, ``partial_fit`` one row at a
   time. ``sample_weight=[rho]`` for positives.
 - ``sklearn-sgd-log``: the same with ``loss="log_loss"``.
@@ -299,6 +302,20 @@ PEERS: dict[str, Peer] = {
             supports_weights=True,
             description="VW OjaNewton, logistic loss, sketch 5",
             run=_make_vw_runner("--loss_function logistic --OjaNewton --sketch_size 5"),
+        ),
+        Peer(
+            name="vw-q",
+            library="vowpalwabbit",
+            supports_weights=True,
+            description="VW gd, logistic loss, quadratic interactions of all features (-q ::)",
+            run=_make_vw_runner("--loss_function logistic -q ::"),
+        ),
+        Peer(
+            name="vw-nn",
+            library="vowpalwabbit",
+            supports_weights=True,
+            description="VW neural-network reduction, 10 hidden units (--nn 10), logistic loss",
+            run=_make_vw_runner("--loss_function logistic --nn 10"),
         ),
         Peer(
             name="sklearn-sgd",

@@ -3,7 +3,9 @@
 Defaults are what a user gets without tuning (see the README's "Defaults" section):
 objective ``sum`` with the online Laplace rho, ``loss="auto"`` (both losses), ``eta="auto"`` (online selection
 over a grid), an intercept, L2 normalisation, and full ACOG when its covariance fits the
-memory budget, SSACOG otherwise.
+memory budget, SSACOG otherwise. ``feature_map`` runs ACOG (full or diagonal) over a nonlinear
+map of the features; ``auto_members="all"`` adds nonlinear members to the ``eta="auto"`` ensemble
+for small ``d``.
 
 The feature schema is either ``n_features`` (dense lists and sparse index/value input) or
 named: ``feature_names`` (a closed schema: other names are refused) and/or
@@ -18,10 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from .learners import ALGORITHMS, DEFAULT_GRID, OnlineLearner, create
+from .learners import ALGORITHMS, DEFAULT_GRID, NONLINEAR_MAX_FEATURES, OnlineLearner, create
 from .learners.covariance import DEFAULT_MEMORY_BUDGET
+from .learners.nonlinear import MAP_LEARNERS, MAX_COMPONENTS, mapped_dimension
 from .measures import complement
 
 if TYPE_CHECKING:
@@ -60,6 +63,63 @@ class OPIDOptions(BaseModel):
     rho_tolerance: PositiveFloat = Field(
         0.05, description="relative move of rho that rebuilds the C-stage inverse"
     )
+
+
+class FeatureMapOptions(BaseModel):
+    """A feature map ``z = phi(x)`` under ACOG (``algorithm`` acog or acog-diag is the learner over
+    ``z``; see :mod:`service.learners.feature_maps`). The map's arrays derive from ``seed`` and the
+    labels, so replicas and recovery rebuild the same bits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["none", "quadratic", "rff", "nystrom"] = Field(
+        ...,
+        description="quadratic: x and its pairwise products (d <= 64, D = d + d(d+1)/2); rff: random "
+        "Fourier features of a Gaussian kernel (D = n_components); nystrom: Nystrom features over "
+        "budget kept examples (D = budget)",
+    )
+    n_components: int = Field(200, ge=1, le=MAX_COMPONENTS, description="rff: D, the random features")
+    budget: int = Field(100, ge=1, le=MAX_COMPONENTS, description="nystrom: B, the kept examples")
+    bandwidth: PositiveFloat = Field(1.0, description="rff, nystrom: sigma of the Gaussian kernel")
+    seed: int = Field(0, ge=0, lt=2**63, description="rff: seed of the random features")
+
+    @model_validator(mode="after")
+    def _settings_of_the_kind(self) -> FeatureMapOptions:
+        takes = MAP_SETTINGS[self.kind]
+        fields = type(self).model_fields
+        # a stored configuration holds every field at its default: only a setting moved off its
+        # default is one the client meant for this kind
+        stray = sorted(
+            n for n in fields if n != "kind" and n not in takes and getattr(self, n) != fields[n].default
+        )
+        if stray:
+            raise ValueError(f"feature_map.{stray[0]} does not apply to kind {self.kind!r}")
+        return self
+
+    @property
+    def learner(self) -> str | None:
+        """The registered learner that holds the map (None for ``kind="none"``)."""
+        return MAP_LEARNERS.get(self.kind)
+
+    def learner_params(self) -> dict[str, Any]:
+        """The map's parameters of :func:`service.learners.create` for :attr:`learner`."""
+        return {name: getattr(self, name) for name in sorted(MAP_SETTINGS[self.kind])}
+
+    def dimension(self, n_features: int) -> int:
+        """``D``, the mapped coordinates (without the intercept)."""
+        if self.learner is None:
+            return n_features
+        return mapped_dimension(self.learner, n_features, self.learner_params())
+
+
+MAP_SETTINGS: dict[str, set[str]] = {
+    "none": set(),
+    "quadratic": set(),
+    "rff": {"n_components", "bandwidth", "seed"},
+    "nystrom": {"budget", "bandwidth"},
+}
+MAP_UPDATES = ("acog", "acog-diag")
+"""The algorithms a feature map runs under (the ``update`` of the map's learner)."""
 
 
 class ModelConfig(BaseModel):
@@ -113,6 +173,16 @@ class ModelConfig(BaseModel):
         "plus_minus_one", description="labels accepted by /feedback: -1/+1, or 0/1 (1 = anomaly)"
     )
     opid: OPIDOptions | None = Field(None, description='options of algorithm "opid"')
+    feature_map: FeatureMapOptions | None = Field(
+        None,
+        description="a nonlinear feature map under acog or acog-diag (default acog when the "
+        "members' covariances over the mapped dimension fit the memory budget, else acog-diag)",
+    )
+    auto_members: Literal["linear", "all"] = Field(
+        "linear",
+        description='eta="auto": "all" adds nonlinear members (ACOG-diag over quadratic and random '
+        f"Fourier features) when the dimension is <= {NONLINEAR_MAX_FEATURES}",
+    )
     # --- SDROGD and Pegasos (algorithms-round2.md §1); eta is a learning rate, so the paper's eta
     # is lda_weight here. Both step with 1/t (Pegasos 1/(lam t)): eta does not apply to them. ---
     lda_weight: float = Field(
@@ -161,6 +231,27 @@ class ModelConfig(BaseModel):
                 raise ValueError("max_features must be at least len(feature_names)")
         return self
 
+    @field_validator("feature_map")
+    @classmethod
+    def _map_under_acog(
+        cls, value: FeatureMapOptions | None, info: ValidationInfo
+    ) -> FeatureMapOptions | None:
+        algorithm = info.data.get("algorithm")
+        if value is not None and value.learner is not None and algorithm not in (None, *MAP_UPDATES):
+            raise ValueError(
+                f"runs under {' or '.join(MAP_UPDATES)} (the learner over the mapped features), "
+                f"not {algorithm}"
+            )
+        return value
+
+    @field_validator("auto_members")
+    @classmethod
+    def _members_or_map(cls, value: str, info: ValidationInfo) -> str:
+        mapping = info.data.get("feature_map")
+        if value != "linear" and mapping is not None and mapping.learner is not None:
+            raise ValueError(f'"{value}" and a feature_map do not go together: choose one')
+        return value
+
     @property
     def dimension(self) -> int:
         """Length of the learner's input (without the intercept)."""
@@ -185,18 +276,34 @@ class ModelConfig(BaseModel):
         loss (``loss="auto"``)."""
         return (len(self.eta_grid) if self.eta == "auto" else 1) * (2 if self.loss == "auto" else 1)
 
+    @property
+    def mapped(self) -> bool:
+        """Whether a feature map (other than ``kind="none"``) is configured."""
+        return self.feature_map is not None and self.feature_map.learner is not None
+
     def resolved_algorithm(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> str:
-        """The algorithm in use: as given, or acog when ``K`` covariances fit, else ssacog."""
+        """The algorithm in use: as given, or acog when ``K`` covariances fit, else ssacog (under a
+        feature map: acog when ``K`` covariances over the mapped dimension fit, else acog-diag)."""
         if self.algorithm is not None:
             return self.algorithm
-        dim = self.dimension + (1 if self.fit_intercept else 0)
         copies = self.members
+        if self.feature_map is not None and self.mapped:
+            dim = self.feature_map.dimension(self.dimension) + (1 if self.fit_intercept else 0)
+            return "acog" if copies * dim * dim * 8 <= memory_budget else "acog-diag"
+        dim = self.dimension + (1 if self.fit_intercept else 0)
         return "acog" if copies * dim * dim * 8 <= memory_budget else "ssacog"
+
+    def learner_name(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> str:
+        """The registered learner :meth:`build_learner` makes: the algorithm, or under a feature map
+        the map's learner (``quadratic``, ``fogd``, ``nogd``) with the algorithm as its ``update``."""
+        if self.feature_map is not None and self.feature_map.learner is not None:
+            return self.feature_map.learner
+        return self.resolved_algorithm(memory_budget)
 
     def inapplicable(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> list[str]:
         """Fields the client set explicitly that the algorithm does not take (``eta`` for the
         perceptron, say): refused when a model is created, so that nothing is silently ignored."""
-        spec = ALGORITHMS[self.resolved_algorithm(memory_budget)].param_spec()
+        spec = ALGORITHMS[self.learner_name(memory_budget)].param_spec()
         tunables = {
             "loss",
             "gamma",
@@ -218,8 +325,12 @@ class ModelConfig(BaseModel):
             refused.append("opid")
         if "eta" in spec and self.eta != "auto":
             refused += [
-                n for n in ("eta_grid", "selection", "selection_window") if n in self.model_fields_set
+                n
+                for n in ("eta_grid", "selection", "selection_window", "auto_members")
+                if n in self.model_fields_set
             ]
+        if "eta" not in spec and "auto_members" in self.model_fields_set:
+            refused.append("auto_members")
         return refused
 
     def pinned(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> ModelConfig:
@@ -227,6 +338,8 @@ class ModelConfig(BaseModel):
         change of the memory budget must not change the learner of an existing model."""
         algorithm = self.resolved_algorithm(memory_budget)
         update: dict[str, Any] = {"algorithm": algorithm}
+        if self._sketch_size() != self.sketch_size:  # the default capped at a small dimension
+            update["sketch_size"] = self._sketch_size()
         if "loss" in self._batched_params(algorithm):  # sdrogd, pegasos: the default loss is II
             update["loss"] = self._batched_params(algorithm)["loss"]
         return self.model_copy(update=update)
@@ -234,13 +347,13 @@ class ModelConfig(BaseModel):
     def learner_params(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> dict[str, Any]:
         """Keyword arguments of :func:`service.learners.create`: only those the algorithm takes."""
         algorithm = self.resolved_algorithm(memory_budget)
-        spec = ALGORITHMS[algorithm].param_spec()
+        spec = ALGORITHMS[self.learner_name(memory_budget)].param_spec()
         wanted: dict[str, Any] = {
             "fit_intercept": self.fit_intercept,
             "intercept_value": self.intercept_value,
             "loss": self.loss,
             "gamma": self.gamma,
-            "sketch_size": self.sketch_size,
+            "sketch_size": self._sketch_size(),
             "C": self.C,
             "r": self.r,
             "eta": self.eta,
@@ -255,6 +368,8 @@ class ModelConfig(BaseModel):
             wanted["rho"] = float(self.rho)
         if algorithm == "opid":
             wanted.update((self.opid or OPIDOptions()).model_dump())
+        if self.feature_map is not None and self.mapped:
+            wanted.update(self.feature_map.learner_params(), update=algorithm)
         params = {k: v for k, v in wanted.items() if k in spec}
         if "eta" in spec and "auto" in (self.eta, wanted["loss"] if "loss" in spec else None):
             params.update(
@@ -266,7 +381,17 @@ class ModelConfig(BaseModel):
             )
             if self.eta == "auto":
                 params["eta_grid"] = self.eta_grid
+                if self.auto_members != "linear":
+                    params["members"] = self.auto_members
         return params
+
+    def _sketch_size(self) -> int:
+        """The sketch size: as the client set it (a sketch larger than the dimension is then refused
+        by name), else the default capped at the dimension (intercept included), so that the default
+        works for any ``d >= 1`` when the memory budget makes it sacog/ssacog."""
+        if "sketch_size" in self.model_fields_set:
+            return self.sketch_size
+        return min(self.sketch_size, self.dimension + (1 if self.fit_intercept else 0))
 
     def _batched_params(self, algorithm: str) -> dict[str, Any]:
         """SDROGD's and Pegasos's options. Their default ``loss="auto"`` means loss II: there is no
@@ -280,9 +405,7 @@ class ModelConfig(BaseModel):
 
     def build_learner(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> OnlineLearner:
         """A fresh learner; raises ``ValueError`` naming the parameter when it cannot be built."""
-        return create(
-            self.resolved_algorithm(memory_budget), self.dimension, **self.learner_params(memory_budget)
-        )
+        return create(self.learner_name(memory_budget), self.dimension, **self.learner_params(memory_budget))
 
     @property
     def rho_description(self) -> str:

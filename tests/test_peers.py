@@ -114,7 +114,7 @@ def test_deterministic(name: str) -> None:
     np.testing.assert_array_equal(a.predictions, b.predictions)
 
 
-@pytest.mark.parametrize("name", ["vw", "vw-ojanewton"])
+@pytest.mark.parametrize("name", ["vw", "vw-ojanewton", "vw-q", "vw-nn"])
 def test_vw_prediction_is_made_before_learning(name: str) -> None:
     """The prediction read after ``learn`` equals ``predict`` then ``learn`` on text examples, and
     ``--classweight 1:rho`` equals an importance weight ``rho`` written in the positive labels."""

@@ -27,7 +27,8 @@ Systems:
   ``create()`` defaults (``eta = 1``, no sweep, no intercept) and ``rho = "laplace"`` for sum,
   ``rho = 9`` for cost.
 - *peers* (:mod:`bench.peers`): river PA, ALMA, Perceptron and LogisticRegression, VW plain and
-  ``--OjaNewton``, scikit-learn ``SGDClassifier.partial_fit`` (hinge) one row at a time. Their
+  ``--OjaNewton``, with quadratic interactions (``-q ::``) and its neural network (``--nn 10``),
+  scikit-learn ``SGDClassifier.partial_fit`` (hinge) one row at a time. Their
   positive-class weight is ``rho = T_n / T_p`` of the whole data set for sum runs (the true
   ratio: hindsight knowledge our learners do not get, they estimate it online), ``9`` for cost
   runs; PA and ALMA take no weight (one run serves both measures). scikit-learn costs ~0.6 ms

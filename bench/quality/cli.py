@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import bench.quality
-from bench.quality.protocol import DATASETS, SEED, SMALL_ROWS, load_stream, warm
+from bench.quality.compare import compare_lines
+from bench.quality.protocol import DATASETS, SEED, SETS, SMALL_ROWS, load_stream, set_of, warm
 from bench.quality.runs import DEFAULT_RESULTS_DIR, cache_path, run_dataset
 from bench.quality.section import SECTION, print_tables, render
 from bench.quality.study import run_study
@@ -24,6 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m bench.quality", description=(bench.quality.__doc__ or "").split("\n")[0]
     )
     p.add_argument("datasets", nargs="*", help=f"names or LIBSVM paths (default: {', '.join(DATASETS)})")
+    p.add_argument(
+        "--set", choices=("all", *SETS), default="all",
+        help="the tuning set (choices were made on it), the reporting set (no choice looks at it) or both",
+    )  # fmt: skip
     p.add_argument("--permutations", type=int, default=5)
     p.add_argument(
         "--small-permutations", type=int, default=20, help=f"for data sets of <= {SMALL_ROWS} rows"
@@ -41,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="markdown file whose 'quality' section is written (default: docs/benchmarks.md when "
         "every default data set is run, else nothing)",
     )  # fmt: skip
+    p.add_argument(
+        "--only", default=None,
+        help="comma-separated system keys (service:defaults,...): run these rows only (no report)",
+    )  # fmt: skip
     p.add_argument("--study", action="store_true", help="the defaults study (issue 9) instead")
     return p
 
@@ -50,9 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_list = list(sys.argv[1:] if argv is None else argv)
     if args.study:
         return run_study(args)
-    names = list(args.datasets) or list(DATASETS)
+    names = list(args.datasets) or list(DATASETS if args.set == "all" else SETS[args.set])
     output = args.output
-    if output is None and not args.datasets:
+    if output is None and not args.datasets and args.set == "all":
         output = DEFAULT_PATH
     args.results_dir.mkdir(parents=True, exist_ok=True)
 
@@ -63,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         s for s in systems()
         if not (args.no_peers and s.group == "peer") and not (args.no_sklearn and s.sklearn)
     ]  # fmt: skip
+    if args.only is not None:
+        keys = set(args.only.split(","))
+        chosen = [s for s in chosen if s.key in keys]
+        output = None
     results = []
     started = time.perf_counter()
     for name in names:
@@ -74,10 +87,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         warm(stream)
         log(f"{name}: {stream.n} x {stream.d}, {len(stream.orders)} orders")
         result = run_dataset(stream, chosen, args, log)
+        result["set"] = set_of(name)
         path.write_text(json.dumps(result))
         results.append(result)
     total = sum(r["seconds"] for r in results) if args.render_only else time.perf_counter() - started
-    print_tables(results)
+    if args.only is not None:
+        print("\n".join(compare_lines(results, args.only.split(","))))
+    else:
+        print_tables(results)
     if output is not None:
         shown = [a for a in argv_list if a != "--render-only"]
         command = " ".join([".venv/bin/python -m bench.quality", *map(shlex.quote, shown)])

@@ -19,6 +19,7 @@ import numpy as np
 
 from bench.quality.protocol import METRICS, OBJECTIVE, PAPER_GRID, Stream
 from bench.quality.systems import HINDSIGHT, System, hindsight_predict
+from service.learners import InvalidParameter
 from service.measures import Measures
 
 DEFAULT_RESULTS_DIR = Path("/tmp/acog-quality")
@@ -50,6 +51,11 @@ def run_dataset(
             n_orders = min(n_orders, args.sklearn_permutations)
         t0 = time.perf_counter()
         per_metric = {m: Record() for m in METRICS}
+        try:
+            system.predict(stream.X[:2], stream.y[:2], stream, "sum")
+        except InvalidParameter as exc:  # cannot be built for this d: no row for this data set
+            log(f"  {stream.name}: {system.key} skipped ({exc})")
+            continue
         for order in stream.orders[:n_orders]:
             X, y = stream.X[order], stream.y[order]
             for metric in METRICS:

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from bench.peers import run_peer
 from bench.quality.candidates import SERVICE_BASES, WIDE_GRID, Base, oracle_label, study_candidates
-from bench.quality.protocol import COST_RHO, DATASETS, METRICS, OBJECTIVE, load_stream, warm
+from bench.quality.protocol import COST_RHO, METRICS, OBJECTIVE, TUNING, load_stream, warm
 from bench.quality.selection import select
 from bench.quality.study_section import study_table
 from bench.quality.systems import peer_rho, service_config
@@ -67,7 +67,7 @@ def member_predictions(
 
 def run_study(args: argparse.Namespace) -> int:
     """Evaluate every :func:`study_candidates` entry on every data set; print and write the table."""
-    names = list(args.datasets) or list(DATASETS)
+    names = list(args.datasets) or list(TUNING)
     candidates = study_candidates()
     bases = list(dict.fromkeys(b for c in candidates for b in c.bases))
     results: dict[str, dict[str, dict[str, float]]] = {}  # label -> data set -> metric -> value

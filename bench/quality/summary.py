@@ -45,6 +45,15 @@ def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "cost1000": float(np.mean([c["cost"][0].per1000 for c in present])),
                 "sum_rank": float(np.mean(ranks[k]["sum"])) if ranks[k]["sum"] else math.nan,
                 "cost_rank": float(np.mean(ranks[k]["cost"])) if ranks[k]["cost"] else math.nan,
+                "us_label": float(
+                    np.mean(
+                        [
+                            1e6 * (c[k]["sum"][0].seconds + c[k]["cost"][0].seconds) / 2 / r["n"]
+                            for c, r in zip(per_ds, results, strict=True)
+                            if k in c
+                        ]
+                    )
+                ),
             }
         )
     return out
@@ -87,3 +96,50 @@ def target_lines(results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any
             f"{within} of {len(gaps)} data sets; worst {worst[0]} {worst[1]:+.2f}."
         )
     return lines
+
+
+SUM_MARGIN = 2.0
+COST_FACTOR = 0.85
+STREAM_SLACK = 0.5
+
+
+def goal_lines(
+    results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], key: str = "service:defaults"
+) -> list[str]:
+    """Issue 20's goal for row ``key`` (the defaults), met or missed with the figures: mean sum >=
+    best peer + 2 points; mean cost/1000 <= 0.85 x the best peer's; no data set more than 0.5 points
+    of sum behind the best peer on that data set; its cost per label next to the peers'."""
+    by = {r["key"]: r for r in rows}
+    d = by.get(key)
+    peers = [r for r in rows if r["group"] == "peer"]
+    if d is None or not peers:
+        return []
+    best_sum = max(peers, key=lambda r: r["sum"])
+    best_cost = min(peers, key=lambda r: r["cost1000"])
+    gap = d["sum"] - best_sum["sum"]
+    ratio = d["cost1000"] / best_cost["cost1000"]
+    behind = []
+    for result in results:
+        cells = dataset_cells(result)
+        peer_sums = [(v["sum"][0].value, k) for k, v in cells.items() if k.startswith("peer:")]
+        top, peer = max(peer_sums)
+        behind.append((cells[key]["sum"][0].value - top, result["name"], by[peer]["label"]))
+    late = [b for b in behind if b[0] < -STREAM_SLACK]
+    worst = min(behind)
+    fastest = min(peers, key=lambda r: r["us_label"])
+    peer_costs = ", ".join(f"{r['label']} {r['us_label']:.1f}" for r in peers)
+    name = "defaults" if key == "service:defaults" else d["label"]
+    return [
+        f"- Mean sum >= best peer + {SUM_MARGIN:g}: {name} {d['sum']:.2f} % vs {best_sum['label']} "
+        f"{best_sum['sum']:.2f} %: **{'met' if gap >= SUM_MARGIN else 'missed'}** ({gap:+.2f} points).",
+        f"- Mean cost/1000 <= {COST_FACTOR:g} x best peer's: {name} {d['cost1000']:.2f} vs "
+        f"{best_cost['label']} {best_cost['cost1000']:.2f}: "
+        f"**{'met' if ratio <= COST_FACTOR else 'missed'}** "
+        f"({ratio:.3f}x).",
+        f"- No data set more than {STREAM_SLACK:g} points of sum behind its best peer: "
+        f"**{'met' if not late else 'missed'}** ({len(late)} of {len(behind)} behind by more; worst "
+        f"{worst[1]} {worst[0]:+.2f} against {worst[2]}).",
+        f"- Cost per label (mean over data sets, one pass, predict + learn): {name} "
+        f"{d['us_label']:.1f} us; peers {peer_costs} us "
+        f"(fastest peer: {fastest['label']}, {name} at {d['us_label'] / fastest['us_label']:.2f}x).",
+    ]

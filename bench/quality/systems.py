@@ -36,9 +36,15 @@ def service_config(stream: Stream, metric: str, **fields: Any) -> ModelConfig:
     return ModelConfig(n_features=stream.d, objective=metric, **fields)
 
 
-def _service(fields: dict[str, Any]) -> Predict:
+def _service(fields: dict[str, Any], extra: dict[str, Any] | None = None) -> Predict:
+    """``extra``: learner parameters ModelConfig does not carry (the learner over a feature map)."""
+
     def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> np.ndarray:
-        learner = service_config(stream, metric, **fields).build_learner()
+        config = service_config(stream, metric, **fields)
+        if extra:
+            learner = create(config.resolved_algorithm(), stream.d, **config.learner_params(), **extra)
+        else:
+            learner = config.build_learner()
         return learner.run(X, y).predictions
 
     return predict
@@ -69,13 +75,25 @@ def _peer(name: str, weighted: bool) -> Predict:
 
 SERVICE_ROWS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("defaults", "defaults (ACOG, loss and eta auto)", {}),
+    ("defaults-all", "defaults, auto_members all (nonlinear members for small d)", {"auto_members": "all"}),
     ("acog-I", "ACOG-I", {"algorithm": "acog", "loss": "I"}),
     ("acog-Idiag", "ACOG-Idiag", {"algorithm": "acog-diag", "loss": "I"}),
     ("acog-IIdiag", "ACOG-IIdiag", {"algorithm": "acog-diag", "loss": "II"}),
     ("ssacog-I", "SSACOG-I", {"algorithm": "ssacog", "loss": "I"}),
     ("ssacog-II", "SSACOG-II", {"algorithm": "ssacog", "loss": "II"}),
     ("cog-II", "COG-II", {"algorithm": "cog", "loss": "II"}),
+    ("quadratic", "quadratic OGD (eta, loss auto)", {"algorithm": "quadratic"}),
+    ("fogd", "FOGD, D = 200 (eta, loss auto)", {"algorithm": "fogd"}),
+    ("nogd", "NOGD, B = 100 (eta, loss auto)", {"algorithm": "nogd"}),
 )
+MAPPED_ROWS: tuple[tuple[str, str, dict[str, Any], dict[str, Any]], ...] = (
+    ("quadratic-acogdiag", "ACOG-diag over quadratic features", {"algorithm": "quadratic"},
+     {"update": "acog-diag"}),
+    ("fogd-acogdiag", "ACOG-diag over random Fourier features", {"algorithm": "fogd"},
+     {"update": "acog-diag"}),
+    ("nogd-acog", "ACOG over Nystrom features", {"algorithm": "nogd"}, {"update": "acog"}),
+)  # fmt: skip
+"""Issue 20: the feature maps under ACOG (the ``update`` learner parameter; opt-in)."""
 PEER_ROWS = (
     ("river-pa", "river PA-I", False),
     ("river-alma", "river ALMA", False),
@@ -83,6 +101,8 @@ PEER_ROWS = (
     ("river-logreg", "river LogReg (w)", True),
     ("vw", "VW (classweight)", True),
     ("vw-ojanewton", "VW OjaNewton (classweight)", True),
+    ("vw-q", "VW -q :: (classweight)", True),
+    ("vw-nn", "VW --nn 10 (classweight)", True),
     ("sklearn-sgd", "sklearn SGD hinge (w)", True),
 )
 
@@ -91,6 +111,10 @@ def systems() -> list[System]:
     """Every system of the tables, in table order."""
     rows = [
         System(f"service:{key}", label, "service", _service(fields)) for key, label, fields in SERVICE_ROWS
+    ]
+    rows += [
+        System(f"service:{key}", label, "service", _service(fields, extra))
+        for key, label, fields, extra in MAPPED_ROWS
     ]
     rows += [System(f"create:{name}", name, "create", _create(name)) for name in ALGORITHMS]
     rows += [

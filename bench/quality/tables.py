@@ -53,13 +53,13 @@ def dataset_table(result: dict[str, Any], paper: dict[str, float] | None) -> lis
 
 def summary_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     lines = [
-        "| system | kind | mean sum % | mean sum rank | mean cost/1000 | mean cost rank |",
-        "|---|---|---:|---:|---:|---:|",
+        "| system | kind | mean sum % | mean sum rank | mean cost/1000 | mean cost rank | us/label |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['label']} | {GROUP_NAMES[r['group']]} | {r['sum']:.2f} | {fmt(r['sum_rank'], 1)} | "
-            f"{r['cost1000']:.2f} | {fmt(r['cost_rank'], 1)} |"
+            f"{r['cost1000']:.2f} | {fmt(r['cost_rank'], 1)} | {r['us_label']:.1f} |"
         )
     return lines
 

@@ -10,7 +10,8 @@
 Names: ``perceptron``, ``pa1``, ``paum``, ``cpapb``, ``romma``, ``arow``, ``cog``,
 ``acog``, ``acog-diag``, ``sacog``, ``ssacog``, ``oli2ds`` (the ``-I``/``-II`` suffix of the paper is
 the ``loss`` parameter), ``opid`` (Hou & Zhou: a model that survives a declared change of
-feature schema, :mod:`service.learners.opid`), and SDROGD's ``sdrogd`` and ``pegasos``. The
+feature schema, :mod:`service.learners.opid`), SDROGD's ``sdrogd`` and ``pegasos``, and the nonlinear
+``quadratic``, ``fogd`` and ``nogd`` (:mod:`service.learners.nonlinear`). The
 contract, and the recipe for adding an algorithm, are in :mod:`service.learners.base`;
 :func:`warm_up` compiles the kernels a set of learners needs. Importing this package does no
 I/O: the process chooses the kernels' disk cache (:func:`service.jit_cache.configure`) before
@@ -24,9 +25,10 @@ from typing import Any
 from .acog import ACOG, ACOGDiag
 from .arow import AROW
 from .base import Learner, OnlineLearner, StreamResult, UpdateInfo, register
-from .ensemble import DEFAULT_GRID, EtaGrid
+from .ensemble import DEFAULT_GRID, NONLINEAR_MAX_FEATURES, EtaGrid, families_for
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
+from .nonlinear import FOGD, NOGD, Quadratic
 from .oli2ds import OLI2DS
 from .opid.learner import OPID
 from .sdrogd import SDROGD, Pegasos
@@ -37,12 +39,13 @@ ALGORITHMS: dict[str, type[Learner]] = register(
     [
         *(Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID),
         *(SDROGD, Pegasos),  # algorithms-round2.md §1
+        *(Quadratic, FOGD, NOGD),  # issue 20: nonlinear members
     ]
 )
 """Every algorithm by name: the one place a new learner is registered."""
 
 
-ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window")
+ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window", "members")
 
 
 def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
@@ -53,7 +56,9 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
     ``{0.3, 1, 3, 10, 30}``) that follows the member with the best running
     ``objective`` (``"sum"`` with ``alpha_p`` or ``"cost"`` with ``c_p``), over all labels
     (``selection="leader"``) or the last ``window`` ones (``selection="window"``).
-    ``loss="auto"`` adds members for both losses (II first, then I).
+    ``loss="auto"`` adds members for both losses (II first, then I). ``members="all"`` adds
+    nonlinear families (ACOG-diag over quadratic and over random Fourier features) for
+    ``n_features <= NONLINEAR_MAX_FEATURES`` (:mod:`service.learners.ensemble`).
     """
     try:
         cls = ALGORITHMS[algorithm]
@@ -71,7 +76,10 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
         if losses is not None:
             del params["loss"]
         alpha_p = params.pop("alpha_p", 0.5)
-        return EtaGrid(cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, **options, **params)
+        families = families_for(options.pop("members", "linear"), n_features)
+        return EtaGrid(
+            cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, families=families, **options, **params
+        )
     stray = [k for k in ENSEMBLE_PARAMS if k in params]
     if stray:
         raise InvalidParameter(stray[0], 'only applies with eta="auto"')
@@ -81,6 +89,7 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_GRID",
+    "NONLINEAR_MAX_FEATURES",
     "EtaGrid",
     "InvalidInput",
     "InvalidParameter",

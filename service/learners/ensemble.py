@@ -26,6 +26,18 @@ rounding cannot break a tie that is exact in the counts (with ``c_p = 0.9``, nin
 alarms cost exactly one missed anomaly, but ``9 * (1 - 0.9)`` is not ``0.9`` in floating point).
 The selection is a function of the counts alone, so it is deterministic and survives a
 checkpoint exactly: the state holds every member.
+
+**Nonlinear members** (``members="all"``, issue 20): for ``d <= NONLINEAR_MAX_FEATURES`` (32) the
+candidates also hold a *family* over a feature map (:mod:`service.learners.nonlinear`) that spans
+the same losses and grid: ACOG-diag over the quadratic features ``D = d + d (d + 1) / 2`` (the
+degree-2 polynomial kernel ``x . x' + (x . x')^2``). Its members come after the linear ones, so a
+tie still goes to a linear member. Above the threshold, and with ``members="linear"`` (the
+default), the ensemble is the linear one, bit for bit. Memory: a diagonal Sigma and ``w`` over
+``D + 1`` coordinates per member, 9 KB at ``d = 32``. Cost per label: ``O(nnz(x)^2)`` per member
+against the linear ACOG members' ``O(d^2)``; ``python -m bench.ensemble_cost`` measures the ratio
+to the linear ensemble at several ``d`` (docs/benchmarks.md). At ``d = 32`` the quadratic map
+already has 560 coordinates; beyond it the ratio grows with ``d`` and VW's ``-q`` row shows
+its gains on the low-dimensional streams (``d <= 19``).
 """
 
 from __future__ import annotations
@@ -41,8 +53,32 @@ from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .migration import FeatureMigration, migrate
+from .nonlinear import FOGD, Quadratic, check_map_fits, mapped_dimension
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
+NONLINEAR_MAX_FEATURES = 32
+"""``members="all"`` adds the nonlinear families only for ``d <=`` this (see the module docstring)."""
+Members = Literal["linear", "all"]
+Family = tuple[type[Learner], dict[str, Any]]
+NONLINEAR_FAMILIES: tuple[Family, ...] = ((Quadratic, {"update": "acog-diag"}),)
+"""Random Fourier features (``FOGD``, ``D = 200``) are left out: at ``d <= 16`` they cost 5x the
+quadratic family per label (``200 d`` cosines and products against ``d^2 / 2`` products)."""
+RFF_FAMILY: Family = (FOGD, {"update": "acog-diag", "n_components": 200, "seed": 0})
+
+
+def families_for(members: Any, n_features: int) -> tuple[Family, ...]:
+    """The nonlinear families of ``members`` (``"linear"`` or ``"all"``) at dimension ``d``."""
+    if members not in ("linear", "all"):
+        raise InvalidParameter("members", f'must be "linear" or "all", got {members!r}')
+    return NONLINEAR_FAMILIES if members == "all" and n_features <= NONLINEAR_MAX_FEATURES else ()
+
+
+def family_name(family: Family) -> str:
+    """``"quadratic/acog-diag"``: the map's learner and the learner over the map."""
+    cls, options = family
+    return f"{cls.algorithm}/{options.get('update', 'ogd')}"
+
+
 Objective = Literal["sum", "cost"]
 Selection = Literal["leader", "window"]
 
@@ -83,6 +119,7 @@ class EtaGrid:
         selection: Selection = "leader",
         window: int = 1000,
         losses: Sequence[str] | None = None,
+        families: Sequence[Family] = (),
         **params: Any,
     ) -> None:
         if "eta" not in algorithm.param_spec():
@@ -114,15 +151,38 @@ class EtaGrid:
         if "memory_budget" in algorithm.param_spec():
             dim = n_features + (1 if params.get("fit_intercept") else 0)
             budget = params.get("memory_budget", algorithm.param_spec()["memory_budget"][0])
-            check_sigma_fits(algorithm.algorithm, dim, budget, copies=len(configs))
+            if "update" not in algorithm.param_spec():
+                check_sigma_fits(algorithm.algorithm, dim, budget, copies=len(configs))
+            else:  # a map's learner: its map's arrays, and Sigma over the mapped coordinates
+                check_map_fits(algorithm.algorithm, n_features, params, copies=len(configs))
+                if params.get("update") == "acog":
+                    dim += mapped_dimension(algorithm.algorithm, n_features, params) - n_features
+                    check_sigma_fits(f"{algorithm.algorithm} (update acog)", dim, budget, copies=len(configs))
         if "rho" in algorithm.param_spec():
             params["alpha_p"] = alpha_p
         self.members = [
             algorithm(n_features, eta=eta, **params, **({} if loss is None else {"loss": loss}))
             for loss, eta in configs
         ]
+        self.families = tuple(families)
+        for cls, options in self.families:
+            shared = {k: v for k, v in params.items() if k in cls.param_spec()}
+            if options.get("update") == "acog":
+                dim = mapped_dimension(cls.algorithm, n_features, options) + (
+                    1 if shared.get("fit_intercept") else 0
+                )
+                budget = shared.get("memory_budget", cls.param_spec()["memory_budget"][0])
+                check_sigma_fits(cls.algorithm, dim, budget, copies=len(configs))
+            self.members += [
+                cls(n_features, eta=eta, **shared, **options, **({} if loss is None else {"loss": loss}))
+                for loss, eta in configs
+            ]
+        member_configs = configs * (1 + len(self.families))
+        self.member_algorithms = [algorithm.algorithm] * len(configs) + [
+            family_name(f) for f in self.families for _ in configs
+        ]
         self.configs = [
-            (m.params.get("loss"), eta) for m, (_, eta) in zip(self.members, configs, strict=True)
+            (m.params.get("loss"), eta) for m, (_, eta) in zip(self.members, member_configs, strict=True)
         ]
         self.grid = tuple(values)
         self.losses = tuple(losses) if losses is not None else None
@@ -133,7 +193,7 @@ class EtaGrid:
         self.c_p = c_p
         self.selection: Selection = selection
         self.window = window
-        k = len(configs)
+        k = len(self.members)
         self._counts = np.zeros((k, 4), dtype=np.int64)  # all-time, per member
         self._window_counts = np.zeros((k, 4), dtype=np.int64)  # over the last `window` labels
         self._recent = np.zeros((window, k, 4), dtype=np.int8)  # ring of per-label increments
@@ -173,10 +233,14 @@ class EtaGrid:
         all_time = objective_values(self._counts, self.objective, self.alpha_p, self.c_p)
         windowed = objective_values(self._window_counts, self.objective, self.alpha_p, self.c_p)
         sign = -1.0 if self.objective == "cost" else 1.0
-        return [
+        out = [
             {"loss": loss, "eta": eta, "objective": sign * float(a), "window_objective": sign * float(w)}
             for (loss, eta), a, w in zip(self.configs, all_time, windowed, strict=True)
         ]
+        if self.families:  # which learner each member is, once there is more than one
+            for member, name in zip(out, self.member_algorithms, strict=True):
+                member["algorithm"] = name
+        return out
 
     # --- the learner contract -------------------------------------------------------------
 
@@ -264,6 +328,8 @@ class EtaGrid:
         auto = {"eta": "auto", "eta_grid": list(self.grid)}
         if self.losses is not None:
             auto["loss"] = "auto"
+        if self.families:
+            auto["members"] = "all"
         return {**self.members[0].params, **auto}
 
     def weights(self) -> np.ndarray:
@@ -299,7 +365,9 @@ class EtaGrid:
     def _state_dict(
         self, share: Callable[[np.ndarray], np.ndarray], members: dict[str, Any]
     ) -> dict[str, Any]:
+        extra = {"families": [family_name(f) for f in self.families]} if self.families else {}
         return {
+            **extra,
             "format": STATE_FORMAT,
             "algorithm": self.algorithm,
             "n_features": self.n_features,
@@ -328,6 +396,8 @@ class EtaGrid:
             raise InvalidInput("state", "was written with another eta grid")
         if list(state.get("losses", [])) != list(self.losses or []):
             raise InvalidInput("state", "was written with other losses")
+        if list(state.get("families", [])) != [family_name(f) for f in self.families]:
+            raise InvalidInput("state", "was written with other member families")
         members = state.get("members", {})
         if sorted(members) != sorted(str(k) for k in range(len(self.members))):
             raise InvalidInput("state", "has the wrong members")
@@ -344,7 +414,8 @@ class EtaGrid:
                     "state", f"{key!r} has {arr.dtype}{arr.shape}, expected {current.dtype}{current.shape}"
                 )
             arrays[key] = np.array(arr, copy=True, order="C")
-        extra = set(state) - set(checks) - {"format", "algorithm", "n_features", "grid", "losses", "members"}
+        known = {"format", "algorithm", "n_features", "grid", "losses", "members", "families"}
+        extra = set(state) - set(checks) - known
         if extra:
             raise InvalidInput("state", f"unexpected entries {sorted(extra)}")
         clones = [type(m)(m.n_features, **m.params) for m in self.members]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import sdrogd_reference
+from . import nonlinear_reference, sdrogd_reference
 
 Model = dict[str, Any]
 """A state: ``w`` and the algorithm's other arrays, by name."""
@@ -188,12 +188,16 @@ STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model
     # algorithms-round2.md §1, transcribed in service.learners.sdrogd_reference
     "sdrogd": sdrogd_reference.pure(sdrogd_reference.sdrogd),
     "pegasos": sdrogd_reference.pure(sdrogd_reference.pegasos),
+    # issue 20: a feature map and OGD / ACOG over it, in service.learners.nonlinear_reference
+    **dict.fromkeys(nonlinear_reference.KINDS, nonlinear_reference.step),
 }
 
 
 def initial_model(algorithm: str, d: int, p: dict[str, Any]) -> Model:
     if algorithm in ("sdrogd", "pegasos"):
         return sdrogd_reference.initial_state(algorithm, d, p)
+    if algorithm in nonlinear_reference.KINDS:
+        return nonlinear_reference.initial_model(algorithm, d, p)
     m: Model = {"w": np.zeros(d)}
     if algorithm in ("acog", "arow"):
         m["Sigma"] = np.eye(d)
@@ -216,7 +220,8 @@ def run(algorithm: str, X: np.ndarray, y: np.ndarray, **params: Any) -> np.ndarr
     scores = np.empty(X.shape[0])
     t_p = t_n = 0
     for i, (x, label) in enumerate(zip(X, y, strict=True)):
-        scores[i] = model["w"] @ x
+        nonlinear = algorithm in nonlinear_reference.KINDS
+        scores[i] = nonlinear_reference.score(model, x) if nonlinear else model["w"] @ x
         model = STEPS[algorithm](model, x, int(label), params, _rho(params, t_p, t_n))
         t_p, t_n = t_p + (label == 1), t_n + (label != 1)
     return scores

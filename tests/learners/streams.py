@@ -74,6 +74,12 @@ def params_for(name: str, **overrides: Any) -> dict[str, Any]:
         chosen["batch_size"] = 7
     if "sketch_fraction" in spec:
         chosen.update(sketch_fraction=0.3, lda_weight=0.8, lam=0.1)
+    if "update" in spec:  # the nonlinear learners: each takes a different learner over z
+        chosen["update"] = {"quadratic": "ogd", "fogd": "acog-diag", "nogd": "acog"}[name]
+    if "n_components" in spec:
+        chosen["n_components"] = 64
+    if "budget" in spec:  # nogd: the budget fills (and the map projects) mid-stream
+        chosen.update(budget=12, bandwidth=0.7)
     chosen.update(overrides)
     return chosen
 
