@@ -228,11 +228,12 @@ class Engine:
         for raw in configs:
             spec = {k: v for k, v in raw.items() if k != "name"}
             try:
-                targets.append(
-                    ModelConfig.model_validate(spec).resolved_algorithm(self.settings.memory_budget_bytes)
-                )
+                config = ModelConfig.model_validate(spec)
             except ValueError:
                 continue  # refused later, where the model is loaded or created
+            targets.append(config.learner_name(self.settings.memory_budget_bytes))
+            if config.auto_members == "all":  # ACOG-diag over the quadratic features joins the members
+                targets.append("quadratic")
         if not targets:
             return
         done = await asyncio.to_thread(warm_up, targets)

@@ -29,6 +29,7 @@ from .. import jit_cache
 from ..normalization import unit_l2
 from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
+from .feature_maps import ORDERS
 
 
 @runtime_checkable
@@ -102,11 +103,19 @@ def _algorithm(target: Target) -> str:
 
 
 def _exercise(cls: type[Learner]) -> None:
-    """One learner of ``cls`` through ``score``/``learn`` (dense and sparse, writable and read-only)
-    and ``run``."""
-    params: dict[str, Any] = {"sketch_size": 2} if "sketch_size" in cls.param_spec() else {}
-    if "batch_size" in cls.param_spec():  # sdrogd, pegasos: a step (and a sketch shrink) per label
+    """Learners of ``cls`` through ``score``/``learn`` (dense and sparse, writable and read-only)
+    and ``run``: one, or one per ``update`` for the feature-map learners (OGD, ACOG-diag or ACOG over
+    the map: each its own kernels)."""
+    spec = cls.param_spec()
+    params: dict[str, Any] = {"sketch_size": 2} if "sketch_size" in spec else {}
+    if "batch_size" in spec:  # sdrogd, pegasos: a step (and a sketch shrink) per label
         params["batch_size"] = 1
+    updates = tuple(ORDERS) if "update" in spec else (None,)
+    for update in updates:
+        _exercise_one(cls, params if update is None else {**params, "update": update})
+
+
+def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
     learner = cls(3, fit_intercept=True, **params)
     dense, pair = np.array([0.6, 0.0, 0.8]), (np.array([1]), np.array([1.0]))
     learner.score(dense)
