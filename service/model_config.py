@@ -180,8 +180,8 @@ class ModelConfig(BaseModel):
     )
     auto_members: Literal["linear", "all"] = Field(
         "linear",
-        description='eta="auto": "all" adds nonlinear members (ACOG-diag over quadratic and random '
-        f"Fourier features) when the dimension is <= {NONLINEAR_MAX_FEATURES}",
+        description='eta="auto": "all" adds nonlinear members (ACOG-diag over the quadratic features, '
+        f"one per eta and loss) when the dimension is <= {NONLINEAR_MAX_FEATURES}",
     )
     # --- SDROGD and Pegasos (algorithms-round2.md §1); eta is a learning rate, so the paper's eta
     # is lda_weight here. Both step with 1/t (Pegasos 1/(lam t)): eta does not apply to them. ---
