@@ -183,7 +183,7 @@ def benchmarks_block(benchmarks: Path) -> str:
     learners = section(benchmarks, "learners")
     runs = re.search(r"(best of [0-9]+[^.]*)\.", learners)
     rows = table(learners, "learner")
-    rates = {r["learner"]: number(r["examples/s"]) for r in rows if r["examples/s"]}
+    rates = {r["learner"]: number(r["examples/s"]) for r in rows if r["examples/s"][:1].isdigit()}
     fast = [rates[n] for n in ("perceptron", "pa1", "paum", "cpapb", "romma", "cog", "acog-diag")]
     versus = [
         number(r[column])

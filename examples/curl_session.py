@@ -13,17 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
-from readme_session import free_port
+from readme_session import publish, serving
 
-from service.client import Client
-
-ROOT = Path(__file__).resolve().parents[1]
 SHOWN = "localhost:8000"
 JSON = "-H 'Content-Type: application/json'"
 COMMANDS = [
@@ -58,12 +51,17 @@ def transcript(port: int) -> str:
     for template in COMMANDS:
         shown = fill(template, ids)
         done = subprocess.run(
-            ["bash", "-c", shown.replace(SHOWN, f"127.0.0.1:{port}")], capture_output=True, text=True, check=True
+            ["bash", "-c", shown.replace(SHOWN, f"127.0.0.1:{port}")],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         output = done.stdout.rstrip("\n")
         if output.startswith('{"'):  # a JSON reply (the python3 -c lines print dicts)
             reply = json.loads(output)
-            ids += [p["prediction_id"] for p in reply.get("predictions", [reply]) if "label" in p and "score" in p]
+            ids += [
+                p["prediction_id"] for p in reply.get("predictions", [reply]) if "label" in p and "score" in p
+            ]
         lines += [f"$ {shown}", output, ""]
     return "```console\n" + "\n".join(lines[:-1]) + "\n```"
 
@@ -72,27 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", default=None, help="rewrite the session block of this file")
     args = parser.parse_args(argv)
-    port = free_port()
-    with tempfile.TemporaryDirectory() as data:
-        env = {**os.environ, "ACOG_DATA_DIR": data, "ACOG_PORT": str(port)}
-        env.pop("ACOG_REDIS_URL", None)
-        server = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve"], env=env, cwd=ROOT,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            with Client(f"http://127.0.0.1:{port}") as probe:
-                probe.wait_ready(300)
-            text = transcript(port)
-        finally:
-            server.terminate()
-            server.wait(30)
-    print(text)
-    if args.write:
-        sys.path.insert(0, str(ROOT))
-        from bench.report import write_section
-
-        write_section(args.write, "session", text)
+    with serving() as port:
+        text = transcript(port)
+    publish(text, args.write, "session")
     return 0
 
 

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +86,9 @@ def transcript(url: str) -> str:
     return "```pycon\n" + "\n".join(lines) + "\n```"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", default=None, help="rewrite the client-session block of this file")
-    args = parser.parse_args(argv)
+@contextlib.contextmanager
+def serving(ready_within: float = 300) -> Iterator[int]:
+    """``acog serve`` on a free port with its embedded store in a temporary folder, ready; its port."""
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "ACOG_DATA_DIR": data, "ACOG_PORT": str(port)}
@@ -98,19 +98,31 @@ def main(argv: list[str] | None = None) -> int:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            url = f"http://127.0.0.1:{port}"
-            with Client(url) as probe:
-                probe.wait_ready(60)
-            text = transcript(url)
+            with Client(f"http://127.0.0.1:{port}") as probe:
+                probe.wait_ready(ready_within)
+            yield port
         finally:
             server.terminate()
             server.wait(30)
+
+
+def publish(text: str, readme: str | None, block: str) -> None:
+    """Print the transcript; with ``readme``, write it into that file's ``block``."""
     print(text)
-    if args.write:
+    if readme:
         sys.path.insert(0, str(ROOT))
         from bench.report import write_section
 
-        write_section(args.write, "client-session", text)
+        write_section(readme, block, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", default=None, help="rewrite the client-session block of this file")
+    args = parser.parse_args(argv)
+    with serving() as port:
+        text = transcript(f"http://127.0.0.1:{port}")
+    publish(text, args.write, "client-session")
     return 0
 
 
