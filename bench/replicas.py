@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,6 +36,7 @@ import httpx
 
 from bench.report import cpu_model, write_section
 from bench.service_load import Bench
+from service.telemetry import MULTIPROCESS_DIR
 from tests.support.private_redis import PrivateRedis
 from tests.support.service_process import ROOT, ServiceProcess
 
@@ -123,10 +125,17 @@ class Replicas:
         self.bench = Bench(workdir, quick)
         self.seconds = 3.0 if quick else 8.0
 
-    def throughput(self, redis_url: str, workers: int) -> dict[str, float]:
+    def throughput(self, redis_url: str, workers: int, file_metrics: bool = False) -> dict[str, float]:
+        """``file_metrics``: one worker with prometheus-client's multiprocess mode on, as every worker
+        of ``--workers 2`` has it (metrics in mmap'd files), to tell its cost from the replicas'."""
         env = {"ACOG_REDIS_URL": redis_url, "ACOG_CHECKPOINT_EVERY_SECONDS": "3600"}
-        home = self.workdir / f"workers-{workers}"
+        home = self.workdir / f"workers-{workers}{'-files' if file_metrics else ''}"
         home.mkdir(exist_ok=True)
+        if file_metrics:
+            metrics = home / "metrics"
+            shutil.rmtree(metrics, ignore_errors=True)
+            metrics.mkdir()
+            env[MULTIPROCESS_DIR] = str(metrics)
         service = Service(home, env, workers)
         service.start()
         try:
@@ -202,12 +211,41 @@ class Replicas:
             b.stop(timeout=60)
 
 
+def _file_metrics_lines(
+    one: list[dict[str, float]], two: list[dict[str, float]], files: list[dict[str, float]]
+) -> list[str]:
+    """Where the second worker's extra CPU per prediction comes from: one worker with the metrics in
+    files (prometheus-client's multiprocess mode, which ``--workers 2`` needs), same run."""
+
+    def ratios(a: list[dict[str, float]], b: list[dict[str, float]]) -> str:
+        values = [y["cpu_us_per_prediction"] / x["cpu_us_per_prediction"] for x, y in zip(a, b, strict=True)]
+        return spread(values, 2)
+
+    cpu = [r["cpu_us_per_prediction"] for r in files]
+    return [
+        "One worker with its metrics in files (prometheus-client's multiprocess mode, as every worker of "
+        "`--workers 2` has them), in the same repeats:",
+        "",
+        "| | 1 worker, metrics in files | / 1 worker | 2 workers / it |",
+        "|---|---:|---:|---:|",
+        f"| service CPU per prediction (us) | {spread(cpu)} | {ratios(one, files)} | {ratios(files, two)} |",
+        f"| single /predict per s | {spread([r['predictions_per_s'] for r in files])} | | |",
+        "",
+    ]
+
+
 def spread(values: list[float], digits: int = 0) -> str:
     middle = statistics.median(values)
     return f"{middle:,.{digits}f} ({min(values):,.{digits}f} to {max(values):,.{digits}f})"
 
 
-def render(runs: dict[int, list[dict[str, float]]], lags: list[dict[str, float]], repeats: int) -> str:
+def render(
+    runs: dict[int, list[dict[str, float]]],
+    lags: list[dict[str, float]],
+    repeats: int,
+    files: list[dict[str, float]] | None = None,
+) -> str:
+    """The section; ``files``: the runs of one worker with file-backed (multiprocess) metrics."""
     one, two = runs[1], runs[2]
     ratio = [b["predictions_per_s"] / a["predictions_per_s"] for a, b in zip(one, two, strict=True)]
     cpu_ratio = [
@@ -234,6 +272,7 @@ def render(runs: dict[int, list[dict[str, float]]], lags: list[dict[str, float]]
         f"| /predict p99 (ms) | {spread([r['predict_p99_ms'] for r in one], 1)} | "
         f"{spread([r['predict_p99_ms'] for r in two], 1)} | |",
         "",
+        *(_file_metrics_lines(one, two, files) if files else []),
         "Each worker is a full replica: it applies every label, whichever worker took it, so the "
         "label rate does not scale with workers. With the load generator and Redis on the same two "
         "cores, two workers cannot double the prediction rate; the CPU each prediction costs shows "
@@ -265,16 +304,19 @@ def main(argv: list[str] | None = None) -> int:
         try:
             bench = Replicas(workdir, args.quick)
             runs: dict[int, list[dict[str, float]]] = {1: [], 2: []}
+            files: list[dict[str, float]] = []
             lags = []
             for _ in range(args.repeats):
                 for workers in (1, 2):
                     runs[workers].append(bench.throughput(redis_server.url, workers))
                     print(workers, runs[workers][-1], flush=True)
+                files.append(bench.throughput(redis_server.url, 1, file_metrics=True))
+                print("1, metrics in files", files[-1], flush=True)
                 lags.append(bench.lag(redis_server.url, 1000, 3000 if args.quick else 10_000))
                 print("lag", lags[-1], flush=True)
         finally:
             redis_server.close()
-    text = render(runs, lags, args.repeats)
+    text = render(runs, lags, args.repeats, files)
     print(text)
     if args.output:
         write_section(args.output, "replicas", text)
