@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..jit_cache import kernel
-from .base import Learner, StreamResult, UpdateInfo, alpha_p_value, flag, positive, rho_value
+from .base import Learner, UpdateInfo, alpha_p_value, flag, positive, rho_value
 from .errors import InvalidInput, InvalidParameter
 from .inputs import SparseVector, canonical, with_intercept
 
@@ -341,22 +341,12 @@ class OLI2DS(Learner):
         s, loss, updated, rho = oli2ds_learn(self._st, self._kernel_params, vector[0], vector[1], y)
         return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
 
-    def run(self, X: Any, y: Any) -> StreamResult:
-        """``learn`` over the rows of ``X``: a dense array has every feature present, a sparse
-        matrix the entries it stores (explicit zeros included)."""
-        self._refuse_if_borrowed()
-        csr = self._presence_matrix(X)
-        labels = np.asarray(y)
-        if labels.shape != (csr.shape[0],):
-            raise InvalidInput("y", f"must have one label per row ({csr.shape[0]}), got {labels.shape}")
-        if not np.isin(labels, (-1, 1)).all():
-            raise InvalidInput("y", "every label must be -1 or +1")
-        ys = labels.astype(np.int64)
-        scores = np.empty(ys.shape[0], dtype=np.float64)
-        updated = np.empty(ys.shape[0], dtype=np.bool_)
-        indptr, indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
-        oli2ds_stream(self._st, self._kernel_params, indptr, indices, csr.data, ys, scores, updated)
-        return StreamResult(scores, updated)
+    def _learn_stream(
+        self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np.ndarray,
+        scores: np.ndarray, updated: np.ndarray,
+    ) -> None:  # fmt: skip
+        """``learn`` over the rows that :meth:`_stream_matrix` gave, in one compiled loop."""
+        oli2ds_stream(self._st, self._kernel_params, indptr, indices, data, ys, scores, updated)
 
     @property
     def rho(self) -> float:
@@ -417,7 +407,9 @@ class OLI2DS(Learner):
             vector = with_intercept(vector, self.n_features, self.params["intercept_value"])
         return vector
 
-    def _presence_matrix(self, X: Any) -> sp.csr_matrix:
+    def _stream_matrix(self, X: Any) -> sp.csr_matrix:
+        """The rows of ``run``: a dense array has every feature present, a sparse matrix the entries
+        it stores (explicit zeros included)."""
         if sp.issparse(X):
             csr = sp.csr_matrix(X, dtype=np.float64, copy=True)
             csr.sum_duplicates()
