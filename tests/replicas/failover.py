@@ -6,8 +6,8 @@ model. Clients send predict-then-label rounds through random service processes, 
 503 or a broken connection until a 200 answers it. After ``before`` acknowledged labels the
 replica of the master owning the model's slot stalls and loses its link (:meth:`lag`: from then on
 writes reach the master only), traffic goes on for ``lag_seconds``, then that master is killed
-(SIGKILL) while the replica still sleeps; when it wakes the cluster promotes it, the killed node is started again (it
-rejoins as the new master's replica) and traffic goes on to the end of the rows.
+(SIGKILL) while the replica still sleeps; when it wakes the cluster promotes it, the killed node is
+started again (it rejoins as the new master's replica) and traffic goes on to the end of the rows.
 
 Every acknowledged label is recorded with the log position its reply named. At the end the log is
 read from the cluster: an acknowledged label whose prediction id is not in the log is *lost*. A

@@ -193,7 +193,7 @@ async def test_waitaof_is_refused_at_start_on_a_server_older_than_7_2(
         pytest.skip(f"this Redis ({version}) has WAITAOF")
     store = durable_store(replicated_cluster.url, Durability(replicas=1, aof_local=True))
     try:
-        with pytest.raises(StoreError, match="WAITAOF .* needs Redis 7.2"):
+        with pytest.raises(StoreError, match=r"WAITAOF .* needs Redis 7\.2"):
             await store.check_durability()
     finally:
         await store.close()

@@ -69,7 +69,8 @@ class RedisClusterProcesses:
             self._start_node(port)
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
         subprocess.run(
-            [REDIS_CLI, "--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas), "--cluster-yes"],
+            [REDIS_CLI, "--cluster", "create", *nodes]
+            + ["--cluster-replicas", str(self.replicas), "--cluster-yes"],
             check=True,
             capture_output=True,
             timeout=60,
