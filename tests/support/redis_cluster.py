@@ -68,9 +68,9 @@ class RedisClusterProcesses:
         for port in self.ports:
             self._start_node(port)
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
+        replicas = ["--cluster-replicas", str(self.replicas)]
         subprocess.run(
-            [REDIS_CLI, "--cluster", "create", *nodes]
-            + ["--cluster-replicas", str(self.replicas), "--cluster-yes"],
+            [REDIS_CLI, "--cluster", "create", *nodes, *replicas, "--cluster-yes"],
             check=True,
             capture_output=True,
             timeout=60,
