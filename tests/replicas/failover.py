@@ -213,4 +213,3 @@ def failover(
             yield run, processes, cluster
     finally:
         cluster.close()
-

@@ -179,9 +179,7 @@ class RedisClusterProcesses:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                if self.role(port) == "master" and all(
-                    self._state(p) == "ok" for p in self.processes
-                ):
+                if self.role(port) == "master" and all(self._state(p) == "ok" for p in self.processes):
                     return
             except redis.exceptions.ConnectionError:
                 pass
