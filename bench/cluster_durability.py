@@ -67,7 +67,8 @@ def cost(workdir: Path, repeats: int, labels: int) -> dict[str, list[float]]:
         for mode, env in MODES.items():
             home = workdir / mode
             home.mkdir()
-            services[mode] = ServiceProcess(home, {"ACOG_REDIS_URL": cluster.url, **env})
+            env = {"ACOG_REDIS_URL": cluster.url, "ACOG_REDIS_CONNECT_TIMEOUT_SECONDS": "10", **env}
+            services[mode] = ServiceProcess(home, env)
             services[mode].start()
             httpx.put(f"{services[mode].url}/models/{mode}", json=CONFIG, timeout=30).raise_for_status()
         seconds: dict[str, list[float]] = {mode: [] for mode in MODES}

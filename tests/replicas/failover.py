@@ -145,6 +145,7 @@ def failover(
     try:
         service_env = {  # no checkpoint, so the log keeps every entry for the count of the lost
             "ACOG_REDIS_TIMEOUT_SECONDS": "2",
+            "ACOG_REDIS_CONNECT_TIMEOUT_SECONDS": "10",  # a loaded machine: starts must not give up
             "ACOG_CHECKPOINT_EVERY_EVENTS": "1000000",
             "ACOG_CHECKPOINT_EVERY_SECONDS": "3600",
             **env,
