@@ -202,8 +202,9 @@ def report(runs: Sequence[Run], args: argparse.Namespace, command: str) -> str:
         )
         + ". Error: the model's error rate over the 5,000 labels before the change and the 1,000 after.",
         "",
-        "| generator | seeds | error before | error after | service: delay (median) | false alarms / 100k "
-        "| river PH: delay | FA / 100k | river ADWIN: delay | FA / 100k |",
+        "| generator | seeds | error before | error after | service: delay (median) | service: false alarms "
+        "/ 100k | river PH: delay | river PH: false alarms / 100k | river ADWIN: delay | river ADWIN: false "
+        "alarms / 100k |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     groups = [(g, [r for r in runs if r.generator == g]) for g in GENERATORS]
