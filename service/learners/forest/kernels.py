@@ -73,7 +73,9 @@ NODE_ARRAYS = ("parent", "left", "right", "feature", "threshold", "time", "node_
                "log_weight", "log_weight_tree", "lower", "upper")  # fmt: skip
 """The arrays with a node axis (axis 1)."""
 
-HYPER = ("step", "dirichlet", "use_aggregation", "split_pure", "max_nodes", "rho_mode", "rho_fixed", "alpha_p")
+HYPER = (
+    "step", "dirichlet", "use_aggregation", "split_pure", "max_nodes", "rho_mode", "rho_fixed", "alpha_p",
+)  # fmt: skip
 """The entries of ``hyper``, in order."""
 STEP, DIRICHLET, AGGREGATE, SPLIT_PURE, MAX_NODES, RHO_MODE, RHO_FIXED, ALPHA_P = range(len(HYPER))
 
@@ -230,7 +232,8 @@ def tree_learn(st: Any, t: int, x: np.ndarray, c: int) -> None:
     step, a, split_pure = h[STEP], h[DIRICHLET], h[SPLIT_PURE] != 0.0
     room = min(int(h[MAX_NODES]), st.left.shape[1])
     nc, lo, up, lw, lwt = st.node_counts[t], st.lower[t], st.upper[t], st.log_weight[t], st.log_weight_tree[t]
-    left, right, parent, feature, threshold = st.left[t], st.right[t], st.parent[t], st.feature[t], st.threshold[t]
+    left, right, parent = st.left[t], st.right[t], st.parent[t]
+    feature, threshold = st.feature[t], st.threshold[t]
     time = st.time[t]
     v = 0
     at_new_leaf = False

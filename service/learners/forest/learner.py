@@ -34,12 +34,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import driver
-from ..base import Learner, UpdateInfo, flag, positive, positive_int
+from ..base import Learner, UpdateInfo, flag, positive
 from ..covariance import DEFAULT_MEMORY_BUDGET, memory_budget
 from ..errors import InvalidInput, InvalidParameter
 from ..inputs import SparseVector
 from ..nonlinear import bounded_int, seed_value
-from .kernels import HYPER, MAX_NODES, NODE_ARRAYS, ForestState, forest_score, forest_update
+from .kernels import HYPER, NODE_ARRAYS, ForestState, forest_score, forest_update
 from .rng import initial_counters
 
 MAX_FEATURES = 1024
@@ -96,7 +96,8 @@ class AMF(Learner):
             raise InvalidParameter(
                 "max_nodes",
                 f"{self.params['n_estimators']} trees of {self.params['max_nodes']} nodes over {self.dim} "
-                f"coordinates take {need / 2**20:.1f} MiB, over the memory budget of {budget / 2**20:.1f} MiB: "
+                f"coordinates take {need / 2**20:.1f} MiB, over the memory budget of "
+                f"{budget / 2**20:.1f} MiB: "
                 "fewer nodes or trees",
             )
 
@@ -127,7 +128,9 @@ class AMF(Learner):
             "log_weight_tree": ((), np.float64), "lower": ((self.dim,), np.float64),
             "upper": ((self.dim,), np.float64),
         }  # fmt: skip
-        arrays = {name: np.zeros((trees, nodes, *tail), dtype=dtype) for name, (tail, dtype) in shapes.items()}
+        arrays: dict[str, np.ndarray] = {
+            name: np.zeros((trees, nodes, *tail), dtype=dtype) for name, (tail, dtype) in shapes.items()
+        }
         for name in ("parent", "left", "right"):
             arrays[name][...] = -1
         return arrays
@@ -207,7 +210,8 @@ class AMF(Learner):
         parent = state.get("parent")
         used = parent.shape[1] if isinstance(parent, np.ndarray) and parent.ndim == 2 else 1
         if not 1 <= used <= int(self.params["max_nodes"]):
-            raise InvalidInput("state", f"holds {used} nodes a tree, the budget is {self.params['max_nodes']}")
+            budget = self.params["max_nodes"]
+            raise InvalidInput("state", f"holds {used} nodes a tree, the budget is {budget}")
         templates = dict(self._arrays)
         for name in NODE_ARRAYS:
             current = self._arrays[name]
