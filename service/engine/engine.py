@@ -186,7 +186,9 @@ class Engine:
 
         async def stop(replica: ModelReplica) -> None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(replica.stop(shutting_down, checkpoint=True), timeout=20)
+                await asyncio.wait_for(  # nothing is written into a store that lost its data
+                    replica.stop(shutting_down, checkpoint=self.store_lost is None), timeout=20
+                )
 
         await asyncio.gather(
             finish(control, 3.0),
@@ -360,16 +362,32 @@ class Engine:
             field, _, problem = str(exc).partition(": ")
             raise InvalidRequest(field if problem else "config", problem or str(exc)) from None
 
-    async def put_model(self, name: str, config: ModelConfig, replace: bool = False) -> PutOutcome:
+    async def put_model(
+        self, name: str, config: ModelConfig, replace: bool = False, if_generation: int | None = None
+    ) -> PutOutcome:
         """Create ``name``; or, when it exists: a new generation with ``replace``, else nothing if the
-        configuration is the same, else :class:`ModelConflict`."""
+        configuration is the same, else :class:`ModelConflict`.
+
+        ``if_generation``: the change is meant for that generation. When the model is at another one,
+        it is nothing if the model already has this configuration (a retried replace that landed
+        answers the generation it made), else :class:`ModelConflict`."""
         try:
             validate_model_name(name)
         except InvalidModelName as exc:
             raise InvalidRequest("name", str(exc)) from None
         self.check_config(config)
+        await self._check_store_before_writing()
         pinned = config.pinned(self.settings.memory_budget_bytes).model_dump(mode="json")
         current = await self.store.load_model(name)
+        if if_generation is not None and (current is None or current.generation != if_generation):
+            if current is not None and current.config == pinned:
+                await self._install(current)
+                return "unchanged"
+            found = "does not exist" if current is None else f"is at generation {current.generation}"
+            raise ModelConflict(
+                "if_generation",
+                f"model {name!r} {found}, not generation {if_generation}, with another configuration",
+            )
         if current is not None and not replace and current.config == pinned:
             await self._install(current)
             return "unchanged"
@@ -405,6 +423,7 @@ class Engine:
         hash of the generation, the schema it was planned on and the change). A change that lands
         after another one (planned on a schema that is gone) applies as a no-op everywhere and is
         a 409: declare it again against the new schema."""
+        await self._check_store_before_writing()
         replica = self._serving(name)
         runtime = replica.runtime
         try:
@@ -428,6 +447,7 @@ class Engine:
         return applied
 
     async def delete_model(self, name: str) -> None:
+        await self._check_store_before_writing()
         deleted = await self.store.delete_model(name)
         await self._remove(name, deleted)
         if deleted is None:
@@ -448,6 +468,15 @@ class Engine:
         """Every model on this replica, sorted by name."""
         return [self.view(name) for name in sorted({*self.replicas, *self.failed})]
 
+    async def _check_store_before_writing(self) -> None:
+        """Before a model change: :class:`StoreLost` when the store is not the one this engine started
+        on (checked now, not only by the maintenance round: nothing is written into a store that
+        lost its data, whose next start would then find leftover keys)."""
+        if self.store_lost is None and self.identity is not None:
+            await self.check_identity()
+        if self.store_lost is not None:
+            raise StoreLost("store", self.store_lost)
+
     def _serving(self, name: str) -> ModelReplica:
         """The replica of ``name`` that can serve now, or the reason it cannot."""
         if self.store_lost is not None:
@@ -463,6 +492,7 @@ class Engine:
 
     async def checkpoint(self, name: str) -> tuple[bool, int]:
         """Have a checkpoint of the current state written; ``(written, version)``."""
+        await self._check_store_before_writing()
         replica = self._serving(name)
         version = replica.runtime.version
         return await replica.checkpoint(), version
@@ -759,6 +789,8 @@ class Engine:
                 "served into it; restore its data, or restart the service to start afresh"
             )
             log.critical("%s", self.store_lost)
+            for replica in self.replicas.values():
+                replica.store_lost = True
 
     async def ping(self) -> None:
         await self.store.ping()

@@ -107,11 +107,11 @@ class ModelUnavailable(EngineError):
 
 class StoreLost(EngineError):
     """The store is not the one this process started on: it lost its data (503, and it stays so
-    until an operator acts; retrying does not help)."""
+    until an operator acts: restores the data, or restarts the service; a retry helps only after)."""
 
     status = 503
     kind = "store_lost"
-    retry_after = None  # no Retry-After: clients treat the 503 as final, since retrying cannot help
+    retry_after = 30.0  # an operator must act (restore the data, or restart): retry much later
 
 
 class StoreFailure(EngineError):

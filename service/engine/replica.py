@@ -134,6 +134,8 @@ class ModelReplica:
         self._lease_due = 0.0
         self._stored_seq = 0  # the newest committed checkpoint's sequence number, as last read
         self._stopping = False
+        self.store_lost = False
+        """Set by the engine when the store lost its data: no more lease or checkpoint writes."""
         self._state = asyncio.Lock()
         """Held while the runtime changes (the follower applies) or is encoded (a checkpoint)."""
 
@@ -419,6 +421,8 @@ class ModelReplica:
     # --- the lease and checkpoints --------------------------------------------------------
 
     async def _housekeeping(self) -> None:
+        if self.store_lost:
+            return
         now = time.monotonic()
         if now >= self._lease_due or (self._checkpoint_waiters and not self.is_writer):
             self.lease_holder = await self.store.lease(
