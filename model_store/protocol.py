@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 from .examples import Example
+from .ids import PredictionId
 
 LabelStatus = Literal["appended", "duplicate", "conflict", "expired", "unknown"]
 ControlOp = Literal["put", "delete", "checkpoint"]
@@ -308,7 +309,7 @@ class ModelStore(Protocol):
         self,
         model: str,
         generation: int,
-        items: Sequence[tuple[str, int]],
+        items: Sequence[tuple[PredictionId, int]],
         labelled_at: float,
         done_ttl_seconds: float,
         label_window_seconds: float,

@@ -86,13 +86,13 @@ def check_default_model(settings: Settings) -> None:
 
 def check_redis(settings: Settings) -> None:
     """The Redis of ``ACOG_REDIS_URL`` answers a ping within the connect timeout, and is not a store
-    that lost its data (:func:`service.engine.engine.check_store_identity`; no URL: the embedded one
+    that lost its data (:func:`service.engine.lifecycle.check_store_identity`; no URL: the embedded one
     is started later, and the engine checks it then)."""
     if not settings.redis_url:
         return
     from model_store import ConnectionSettings, RedisModelStore, StoreError, StoreUnavailable
 
-    from .engine.engine import check_store_identity
+    from .engine.lifecycle import check_store_identity
 
     connection = ConnectionSettings(
         socket_timeout=settings.redis_connect_timeout_seconds,

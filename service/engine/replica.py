@@ -36,6 +36,7 @@ from model_store import (
     LogEntry,
     ModelStore,
     PendingPrediction,
+    PredictionId,
     StoreError,
     StoreUnavailable,
 )
@@ -199,7 +200,7 @@ class ModelReplica:
     async def put_pending(self, items: Sequence[PendingPrediction]) -> None:
         await self._pending.put(items)
 
-    async def label(self, items: list[tuple[str, int]]) -> list[LabelAnswer]:
+    async def label(self, items: list[tuple[PredictionId, int]]) -> list[LabelAnswer]:
         """Append labels, then wait until this replica has applied the new ones."""
         outcomes = await self._appender.labels(items)
         answers = []
