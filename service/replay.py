@@ -23,7 +23,6 @@ from tqdm import tqdm
 
 from .cli_options import (
     UsageError,
-    load_dataset,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -31,6 +30,7 @@ from .cli_options import (
 )
 from .client import AcogError, Client, RetryPolicy
 from .client.replay import replay, seeded_order
+from .evaluation.loading import load_dataset
 
 RETRIES = 50
 
