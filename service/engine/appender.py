@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from model_store import AppendResult, Example, LabelOutcome, ModelStore, PredictionId
+from model_store import AppendResult, Example, LabelLog, LabelOutcome, PredictionId
 
 from .cancellation import finish, reraise_cancellation
 
@@ -49,7 +49,7 @@ class AppendSettings:
 class Appender:
     """The task that appends one model generation's labels; see the module docstring."""
 
-    def __init__(self, store: ModelStore, model: str, generation: int, settings: AppendSettings) -> None:
+    def __init__(self, store: LabelLog, model: str, generation: int, settings: AppendSettings) -> None:
         self.store = store
         self.model = model
         self.generation = generation

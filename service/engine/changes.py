@@ -13,7 +13,7 @@ import hashlib
 import time
 from typing import Literal
 
-from model_store import GenerationGone, InvalidModelName, ModelStore, StoreError, validate_model_name
+from model_store import GenerationGone, InvalidModelName, ModelRegistry, StoreError, validate_model_name
 
 from ..model_config import ModelConfig
 from ..schema_change import EVENT_KIND as SCHEMA_EVENT
@@ -29,7 +29,7 @@ PutOutcome = Literal["created", "replaced", "unchanged"]
 class ModelChanges:
     """Create, replace, delete and re-schema models; see the module docstring."""
 
-    def __init__(self, store: ModelStore, settings: Settings, registry: Registry) -> None:
+    def __init__(self, store: ModelRegistry, settings: Settings, registry: Registry) -> None:
         self.store = store
         self.settings = settings
         self.registry = registry

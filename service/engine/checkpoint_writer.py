@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from model_store import ModelStore, StoreError, StoreUnavailable
+from model_store import CheckpointStore, StoreError, StoreUnavailable
 
 from .checkpoint import Snapshot
 from .observer import Observer
@@ -45,7 +45,7 @@ class CheckpointWriter:
 
     def __init__(
         self,
-        store: ModelStore,
+        store: CheckpointStore,
         name: str,
         generation: int,
         settings: WriterSettings,

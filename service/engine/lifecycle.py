@@ -16,7 +16,7 @@ import secrets
 import socket
 import time
 
-from model_store import ModelStore, StoreError, StoreIdentity, StoreUnavailable
+from model_store import IdentityStore, ModelStore, StoreError, StoreIdentity, StoreUnavailable
 
 from ..model_config import ModelConfig
 from ..settings import Settings
@@ -160,7 +160,7 @@ class Lifecycle:
             log.critical("%s", self.registry.store_lost)
 
 
-async def check_store_identity(store: ModelStore, expected_epoch: str | None) -> StoreIdentity | None:
+async def check_store_identity(store: IdentityStore, expected_epoch: str | None) -> StoreIdentity | None:
     """The store's identity (None: a new store, or one of layout 1 to migrate), or a
     :class:`StoreError` for a store that lost its data: another epoch or none where
     ``expected_epoch`` (``ACOG_STORE_EPOCH``) is set, or no identity but ``acog:*`` keys left."""

@@ -31,9 +31,9 @@ from model_store import (
     Example,
     LabelOutcome,
     LogEntry,
-    ModelStore,
     PendingPrediction,
     PredictionId,
+    ReplicaStore,
     StoreError,
     StoreUnavailable,
 )
@@ -99,7 +99,7 @@ class ModelReplica:
         name: str,
         generation: int,
         config: ModelConfig,
-        store: ModelStore,
+        store: ReplicaStore,
         settings: ReplicaSettings,
         observer: Observer,
     ) -> None:
