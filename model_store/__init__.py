@@ -29,6 +29,7 @@ from .ids import (
     parse_stream_id,
     validate_model_name,
 )
+from .memory import MemoryModelStore
 from .protocol import (
     Appended,
     AppendResult,
@@ -81,6 +82,7 @@ __all__ = [
     "LabelStatus",
     "LogEntry",
     "Manifest",
+    "MemoryModelStore",
     "ModelRecord",
     "ModelRegistry",
     "ModelStore",
