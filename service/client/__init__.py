@@ -1,53 +1,46 @@
-"""The Python client of acog-service, as the server's package has always offered it: every name
-of :mod:`acog_client` (its own small distribution, ``pip install ./client``), re-exported.
+"""A Python client of acog-service: :class:`Client` (sync) and :class:`AsyncClient` (asyncio).
 
 >>> from service.client import Client
->>> Client("http://127.0.0.1:8000", model="cards")  # doctest: +SKIP
+>>> client = Client("http://127.0.0.1:8000", model="cards")      # doctest: +SKIP
+>>> p = client.predict([0.2, 0.1, 0.0, 0.9])                    # doctest: +SKIP
+>>> client.feedback(p, -1).applied                              # doctest: +SKIP
+True
 
-Its modules answer under their old names too (``service.client.retry`` is
-:mod:`acog_client.retry`), so code written against them keeps working.
+Predictions (one, a batch; dense, sparse or named), labels (one, a batch), models (put,
+get, list, delete), and ``stream()``: the WebSocket with requests in flight, matched by
+id. Retries on 503 and dropped connections honour ``Retry-After`` with bounded backoff
+(:class:`RetryPolicy`); refusals raise an :class:`ApiError` subclass carrying the server's
+field and message; a conflicting label raises :class:`LabelConflict` and is never retried.
+
+This package imports httpx, websockets and pydantic only: none of the server, and not numpy (numpy
+arrays are sent as they are when the caller has them). It is also its own small distribution:
+``pip install ./client`` installs this package as ``acog_client`` (``from acog_client import
+Client``), with those three dependencies and none of the server's.
 """
 
-import sys
-
-from acog_client import (
+from .async_client import AsyncClient
+from .errors import (
     AcogError,
     ApiError,
-    AsyncClient,
-    AsyncStream,
-    Checkpoint,
-    Client,
     Conflict,
     ConnectionFailed,
     ErrorDetail,
-    FeedbackResult,
     Forbidden,
     Gone,
-    Health,
     InvalidRequest,
     LabelConflict,
-    ModelInfo,
-    ModelSummary,
     NotFound,
-    Prediction,
     RateLimited,
-    RetryEvent,
-    RetryPolicy,
     ServerError,
-    Sparse,
-    Stream,
     TooLarge,
     Unauthorized,
     Unavailable,
-    async_client,
-    calls,
-    errors,
-    payloads,
-    retry,
-    stream,
-    sync_client,
-    types,
 )
+from .payloads import Sparse
+from .retry import RetryEvent, RetryPolicy
+from .stream import AsyncStream, Stream
+from .sync_client import Client
+from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction
 
 __all__ = [
     "AcogError",
@@ -79,7 +72,3 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
 ]
-
-for _module in (async_client, calls, errors, payloads, retry, stream, sync_client, types):
-    sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
-del _module

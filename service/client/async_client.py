@@ -1,4 +1,4 @@
-"""``AsyncClient``: :class:`acog_client.Client` for asyncio, on ``httpx.AsyncClient``.
+"""``AsyncClient``: :class:`service.client.Client` for asyncio, on ``httpx.AsyncClient``.
 
 Same calls, same retries and exceptions; every call is awaited.
 """
@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 
 class AsyncClient:
-    """The API over HTTP from asyncio; see :class:`acog_client.Client` for each call."""
+    """The API over HTTP from asyncio; see :class:`service.client.Client` for each call."""
 
     def __init__(
         self,
@@ -107,7 +107,7 @@ class AsyncClient:
         return await self.run(calls.checkpoint(name))
 
     async def change_schema(self, name: str, change: Mapping[str, Any]) -> ModelInfo:
-        """:meth:`acog_client.Client.change_schema`."""
+        """:meth:`service.client.Client.change_schema`."""
         return await self.run(calls.change_schema(name, change))
 
     async def ensure_model(self, name: str, config: Mapping[str, Any]) -> ModelInfo:

@@ -10,7 +10,7 @@
   every request is scored by a model that has learned every earlier label;
 - once every example is out, the loop waits for the remaining labels and sends them.
 
-The client's retries (:mod:`acog_client.retry`) make the loop safe across restarts of the
+The client's retries (:mod:`service.client.retry`) make the loop safe across restarts of the
 service or its store: a retried label counts once.
 
 :func:`replay` yields a :class:`Step` after each request (and after each late delivery at
@@ -29,10 +29,10 @@ from typing import Protocol
 
 import numpy as np
 
-from acog_client.calls import Label
-from acog_client.payloads import Features
-from acog_client.sync_client import Client
-from acog_client.types import FeedbackResult, Prediction
+from .client.calls import Label
+from .client.payloads import Features
+from .client.sync_client import Client
+from .client.types import FeedbackResult, Prediction
 
 
 class Rows(Protocol):

@@ -9,10 +9,10 @@ exactly once, in order, echoing ``id``: ``{"id", "type", "ok": true, "status": 2
 request gets a fresh integer id, and its answer is matched by that id (not by position, so a
 retried request cannot be confused with the one before it). When the connection drops, every
 request in flight learns it; idempotent ones (predictions, labels by prediction id) are sent
-again on a new connection, the others raise :class:`~acog_client.errors.ConnectionFailed`.
-An error reply of status 503 is retried like an HTTP 503 (:mod:`acog_client.retry`),
+again on a new connection, the others raise :class:`~service.client.errors.ConnectionFailed`.
+An error reply of status 503 is retried like an HTTP 503 (:mod:`service.client.retry`),
 with backoff since a reply carries no ``Retry-After``. A socket the service closes with
-1008 (no or unknown API key) raises :class:`~acog_client.errors.Unauthorized`.
+1008 (no or unknown API key) raises :class:`~service.client.errors.Unauthorized`.
 
 :class:`Stream` is the same from synchronous code: the :class:`AsyncStream` runs on an
 event loop in a thread of its own, and ``submit_*`` return ``concurrent.futures.Future``.

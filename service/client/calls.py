@@ -1,6 +1,6 @@
 """Every call of the API described once, apart from any I/O: what to send, whether it is safe
-to repeat, and how to read the answer. :class:`acog_client.Client` and
-:class:`acog_client.AsyncClient` only send these and sleep between attempts.
+to repeat, and how to read the answer. :class:`service.client.Client` and
+:class:`service.client.AsyncClient` only send these and sleep between attempts.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Call(Generic[T]):
     body: Any = None
     params: Mapping[str, str] | None = None
     idempotent: bool = True
-    """Safe to send again when its outcome is unknown (see :mod:`acog_client.retry`)."""
+    """Safe to send again when its outcome is unknown (see :mod:`service.client.retry`)."""
     missing_ok: bool = False
     """A 404 on a repeated attempt means an earlier attempt did it (``DELETE``)."""
 

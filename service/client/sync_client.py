@@ -1,13 +1,13 @@
 """``Client``: the service's API from synchronous Python, on httpx.
 
->>> from acog_client import Client
+>>> from service.client import Client
 >>> with Client("http://127.0.0.1:8000", api_key="...") as client:       # doctest: +SKIP
 ...     client.put_model("cards", {"n_features": 4, "objective": "cost", "c_p": 0.9})
 ...     p = client.predict([0.2, 0.1, 0.0, 0.9], model="cards")
 ...     client.feedback(p, -1)                    # later, when the truth is known
 
-Every call retries what is safe to retry (see :mod:`acog_client.retry`) and raises an
-:class:`~acog_client.errors.ApiError` subclass naming the server's field and message
+Every call retries what is safe to retry (see :mod:`service.client.retry`) and raises an
+:class:`~service.client.errors.ApiError` subclass naming the server's field and message
 otherwise.
 """
 
@@ -95,7 +95,7 @@ class Client:
     # --- predictions and labels ---------------------------------------------------------------
 
     def predict(self, features: Features, *, model: str | None = None) -> Prediction:
-        """Score one instance (dense, :class:`~acog_client.payloads.Sparse` or named)."""
+        """Score one instance (dense, :class:`~service.client.payloads.Sparse` or named)."""
         return self.run(calls.predict(features, model or self.model))
 
     def predict_batch(self, instances: Any, *, model: str | None = None) -> list[Prediction]:
@@ -105,9 +105,9 @@ class Client:
     def feedback(self, prediction: str | Prediction, label: Label) -> FeedbackResult:
         """The true label of an earlier prediction (by id, or the :class:`Prediction` itself).
 
-        Raises :class:`~acog_client.errors.NotFound` (unknown or expired id),
-        :class:`~acog_client.errors.Gone` (model replaced) or
-        :class:`~acog_client.errors.LabelConflict` (labelled before with another label).
+        Raises :class:`~service.client.errors.NotFound` (unknown or expired id),
+        :class:`~service.client.errors.Gone` (model replaced) or
+        :class:`~service.client.errors.LabelConflict` (labelled before with another label).
         """
         return self.run(calls.feedback(prediction, label))
 
@@ -166,7 +166,7 @@ class Client:
         return self.run(calls.health("/healthz"))
 
     def ready(self) -> Health:
-        """``/readyz``; raises :class:`~acog_client.errors.Unavailable` while not ready."""
+        """``/readyz``; raises :class:`~service.client.errors.Unavailable` while not ready."""
         return self.run(calls.health("/readyz"))
 
     def metrics(self) -> str:
