@@ -31,6 +31,7 @@ from .ids import (
 )
 from .memory import MemoryModelStore
 from .protocol import (
+    NO_RETENTION,
     Appended,
     AppendResult,
     Checkpoint,
@@ -42,6 +43,7 @@ from .protocol import (
     LabelOutcome,
     LabelStatus,
     LogEntry,
+    LogRetention,
     Manifest,
     ModelRecord,
     ModelRegistry,
@@ -61,6 +63,7 @@ from .startup import open_store
 __all__ = [
     "MODEL_NAME_MAX_LENGTH",
     "MODEL_NAME_REGEX",
+    "NO_RETENTION",
     "SCHEMA_VERSION",
     "AppendResult",
     "Appended",
@@ -81,6 +84,7 @@ __all__ = [
     "LabelOutcome",
     "LabelStatus",
     "LogEntry",
+    "LogRetention",
     "Manifest",
     "MemoryModelStore",
     "ModelRecord",

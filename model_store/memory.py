@@ -22,6 +22,7 @@ from typing import Any
 from .examples import Example
 from .ids import PredictionId, make_prediction_id, parse_prediction_id, parse_stream_id
 from .protocol import (
+    NO_RETENTION,
     Appended,
     AppendResult,
     Checkpoint,
@@ -31,6 +32,7 @@ from .protocol import (
     LabelOutcome,
     LabelStatus,
     LogEntry,
+    LogRetention,
     Manifest,
     ModelRecord,
     ModelStore,
@@ -319,6 +321,7 @@ class MemoryModelStore:
         written_at: float,
         keep: int,
         holder: str,
+        retain: LogRetention = NO_RETENTION,
     ) -> bool:
         if keep < 1:
             raise ValueError(f"keep at least one checkpoint, got keep={keep}")
@@ -337,8 +340,20 @@ class MemoryModelStore:
                 raise StoreError(f"{where}: the log entry there is not entry {seq}; nothing was written")
         gen.checkpoints.insert(0, (Manifest(applied_id, seq, written_at), bytes(blob)))
         del gen.checkpoints[keep:]
-        oldest = gen.checkpoints[-1][0].applied_id
-        gen.log = [e for e in gen.log if not _after(oldest, e.stream_id)]
+        oldest = gen.checkpoints[-1][0]
+        if oldest.applied_id == "0-0":
+            return True
+        last = gen.log[-1].seq if gen.log else None
+        if retain.entries and oldest.seq is not None and last is not None:
+            gen.log = gen.log[-max(retain.entries, last - oldest.seq + 1) :]
+        else:
+            since = written_at - retain.seconds if retain.seconds else None
+            gen.log = [
+                e
+                for e in gen.log
+                if not _after(oldest.applied_id, e.stream_id)
+                or (since is not None and e.labelled_at >= since)
+            ]
         return True
 
     async def checkpoint_index(self, model: str, generation: int) -> list[Manifest]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from model_store import CheckpointStore, StoreError, StoreUnavailable
+from model_store import NO_RETENTION, CheckpointStore, LogRetention, StoreError, StoreUnavailable
 
 from .checkpoint import Snapshot
 from .observer import Observer
@@ -37,6 +37,8 @@ class WriterSettings:
     lease_seconds: float
     """How long the lease lasts unless renewed (renewed every third of it)."""
     fault_delay_seconds: float = 0.0
+    log_retention: LogRetention = NO_RETENTION
+    """What each checkpoint write keeps of the log behind the oldest retained checkpoint."""
 
 
 class CheckpointWriter:
@@ -182,6 +184,7 @@ class CheckpointWriter:
             snapshot.written_at,
             self.settings.checkpoints_kept,
             self.settings.replica_id,
+            self.settings.log_retention,
         )
         self.observer.checkpointed(self.name, time.perf_counter() - start, len(blob))
         self.stored_seq = max(self.stored_seq, snapshot.version)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from model_store import ControlEvent, ModelRecord, ModelStore
+from model_store import ControlEvent, LogRetention, ModelRecord, ModelStore
 
 from ..learners import warm_up
 from ..model_config import ModelConfig
@@ -55,6 +55,7 @@ def replica_settings(replica_id: str, settings: Settings) -> ReplicaSettings:
         memory_budget=settings.memory_budget_bytes,
         metrics_window=settings.metrics_window,
         fault_delay_seconds=settings.fault_checkpoint_delay_seconds,
+        log_retention=LogRetention(settings.log_retain_entries, settings.log_retain_seconds),
     )
 
 

@@ -27,10 +27,12 @@ from enum import StrEnum
 from typing import Any
 
 from model_store import (
+    NO_RETENTION,
     CodecError,
     Example,
     LabelOutcome,
     LogEntry,
+    LogRetention,
     PendingPrediction,
     PredictionId,
     ReplicaStore,
@@ -80,6 +82,8 @@ class ReplicaSettings:
     memory_budget: int
     metrics_window: int
     fault_delay_seconds: float = 0.0
+    log_retention: LogRetention = NO_RETENTION
+    """What each checkpoint write keeps of the log behind the oldest retained checkpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +136,7 @@ class ModelReplica:
             settings.checkpoints_kept,
             settings.lease_seconds,
             settings.fault_delay_seconds,
+            settings.log_retention,
         )
         self.writer = CheckpointWriter(
             store, name, generation, writer_settings, observer, lambda: self.runtime, self._state
