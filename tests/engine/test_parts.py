@@ -32,27 +32,17 @@ from service.model_config import ModelConfig
 from service.normalization import unit_l2
 from service.settings import Settings
 
+from .test_engine import anyio_backend  # noqa: F401 (the fixture)
+from .test_engine import settings as engine_settings
+
 pytestmark = pytest.mark.anyio
 
 D = 4
 CONFIG = ModelConfig.model_validate({"n_features": D, "eta": 1.0, "loss": "II"})
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def settings(**overrides: object) -> Settings:
-    base: dict[str, object] = {
-        "checkpoint_every_events": 1000,
-        "checkpoint_every_seconds": 3600,
-        "checkpoint_lease_seconds": 1.0,
-        "maintenance_interval_seconds": 3600,
-        "redis_timeout_seconds": 0.2,
-        "max_batch": 32,
-    }
-    return Settings.model_validate({**base, **overrides})
+    return engine_settings(**{"redis_timeout_seconds": 0.2, "max_batch": 32, **overrides})
 
 
 @pytest.fixture
