@@ -43,7 +43,7 @@ from .connection import (
 from .durability import Durability
 from .examples import Example, encode_example
 from .ids import (
-    PredictionIdError,
+    PredictionId,
     make_prediction_id,
     parse_prediction_id,
     parse_stream_id,
@@ -596,7 +596,7 @@ class RedisModelStore:
         self,
         model: str,
         generation: int,
-        items: Sequence[tuple[str, int]],
+        items: Sequence[tuple[PredictionId, int]],
         labelled_at: float,
         done_ttl_seconds: float,
         label_window_seconds: float,
@@ -610,28 +610,24 @@ class RedisModelStore:
             _ms(label_window_seconds, "label_window_seconds"),
         ]
         outcomes: list[LabelOutcome | None] = []
-        for prediction_id, y in items:
+        for pid, y in items:
             y_text = format_label(y)
-            try:
-                pid = parse_prediction_id(prediction_id)
-            except PredictionIdError:
-                pid = None
-            if pid is None or (pid.model, pid.generation) != (model, generation):
-                outcomes.append(LabelOutcome(prediction_id, "unknown"))
+            if (pid.model, pid.generation) != (model, generation):
+                outcomes.append(LabelOutcome(str(pid), "unknown"))
                 continue
             outcomes.append(None)  # decided by the script, in this order
             script_keys += [keys.pending(pid.token), keys.done(pid.token)]
-            args += [prediction_id, pid.token, pid.ms, y_text]
+            args += [str(pid), pid.token, pid.ms, y_text]
         reply = await self._append(self._label, script_keys, args, model, "label")
         if not int(reply[0]):
             raise _gone(model, generation, reply[1])
         decided = iter(reply[1:])
         result = []
-        for (prediction_id, _), outcome in zip(items, outcomes, strict=True):
+        for (pid, _), outcome in zip(items, outcomes, strict=True):
             if outcome is None:
                 status, sid, n, tp, tl, first = (_text(next(decided)) for _ in range(6))
                 outcome = LabelOutcome(
-                    prediction_id,
+                    str(pid),
                     cast(LabelStatus, status),  # the script answers only LabelStatus values
                     sid or None,
                     int(n) if n else None,
