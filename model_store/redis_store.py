@@ -96,6 +96,7 @@ from .scripts import (
     LABEL,
     LEASE,
     PUT_MODEL,
+    PUT_MODEL_FROM_STATE,
     PUT_PENDING,
     RAISE_GENERATION_COUNTER,
     STAGE_CHUNK,
@@ -189,6 +190,7 @@ class RedisModelStore:
         self._stage_chunk_script = register(STAGE_CHUNK)
         self._commit_checkpoint = register(COMMIT_CHECKPOINT)
         self._delete_generation_script = register(DELETE_GENERATION)
+        self._put_model_from_state = register(PUT_MODEL_FROM_STATE)
 
     @classmethod
     def from_url(cls, url: str, settings: ConnectionSettings | None = None) -> RedisModelStore:
@@ -373,6 +375,63 @@ class RedisModelStore:
             await self._redis.sadd(MODEL_NAMES, name)  # again: a concurrent delete_model may have unlisted it
             record = ModelRecord(name, int(generation), config, created_at)
             await self._announce("put", name, record.generation)
+        return record
+
+    async def put_model_from_state(
+        self,
+        name: str,
+        config: dict[str, Any],
+        created_at: float,
+        expected_generation: int,
+        blob: bytes,
+        written_at: float,
+    ) -> ModelRecord:
+        """Start generation ``expected_generation + 1`` of ``name`` with ``config`` whose first
+        checkpoint, at the empty log (``"0-0"``, entry 0), is ``blob``: staged in chunks, then the
+        record and the checkpoint committed in one script (PUT_MODEL_FROM_STATE), then announced.
+        Raises :class:`GenerationGone`, changing nothing, when the current generation is not
+        ``expected_generation``."""
+        keys = ModelKeys(name)
+        generation = expected_generation + 1
+        target = GenerationKeys(name, generation)
+        token = secrets.token_hex(8)
+        chunk_key = target.checkpoint_chunks(token)
+        view = memoryview(blob).cast("B")
+        starts = range(0, len(view), self._chunk_bytes)
+        manifest = f"0-0 {token} {len(starts)} {len(view)} 0 {round(written_at * 1000)}"
+        with translate_redis_errors("put_model_from_state"):
+            await self._redis.sadd(MODEL_NAMES, name)
+            try:
+                for number, start in enumerate(starts):
+                    await self._stage_chunk_script(
+                        keys=[chunk_key],
+                        args=[number, view[start : start + self._chunk_bytes], self._staging_ttl_ms],
+                    )
+                ok, detail = await self._put_model_from_state(
+                    keys=[keys.record, keys.generation_counter, target.checkpoint_index, chunk_key],
+                    args=[
+                        config_json(config),
+                        format_float(created_at),
+                        expected_generation,
+                        generation,
+                        manifest,
+                        len(starts),
+                        len(view),
+                    ],
+                )
+            except Exception:
+                await self._drop_staged(chunk_key)
+                raise
+            if int(ok) == 0:
+                raise _gone(name, expected_generation, detail)
+            if int(ok) != 1:
+                raise StoreError(
+                    f"rollback of {name}: generation {generation} could not be started ({int(ok)}, "
+                    f"{_text(detail)}); nothing was written"
+                )
+            await self._redis.sadd(MODEL_NAMES, name)
+            record = ModelRecord(name, generation, config, created_at)
+            await self._announce("put", name, generation)
         return record
 
     async def load_model(self, name: str) -> ModelRecord | None:

@@ -73,6 +73,7 @@ from .errors import (
 )
 from .observer import Observer
 from .replica import LabelAnswer, ModelReplica, ReplicaSettings, Status
+from .rollback import Rollbacks
 from .runtime import Applied
 from .view import FailedModel, ModelView
 
@@ -135,6 +136,7 @@ class Engine:
         self._lock = asyncio.Lock()  # installing and removing models
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
+        self.rollbacks = Rollbacks(store, self._serving, self._install)
         self._replica_settings = ReplicaSettings(
             replica_id=self.replica_id,
             label_window_seconds=settings.label_ttl_seconds,
