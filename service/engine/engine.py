@@ -59,6 +59,7 @@ from ..schema_change import EVENT_KIND as SCHEMA_EVENT
 from ..schema_change import SchemaChangeError, SchemaChangeRequest, plan
 from ..settings import Settings
 from .cancellation import finish, reraise_cancellation
+from .drift_policy import DriftPolicies
 from .errors import (
     EngineError,
     InvalidRequest,
@@ -137,6 +138,7 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self.rollbacks = Rollbacks(store, self._serving, self._install)
+        self.drift_policies = DriftPolicies(self._serving)
         self._replica_settings = ReplicaSettings(
             replica_id=self.replica_id,
             label_window_seconds=settings.label_ttl_seconds,

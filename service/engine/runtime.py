@@ -20,7 +20,7 @@ from typing import Any
 
 from model_store import LogEntry, parse_stream_id
 
-from ..drift import DriftMonitor
+from ..drift import POLICIES, POLICY_EVENT, DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
 from ..learners.inputs import SparseVector
@@ -146,6 +146,8 @@ class ModelRuntime:
             return None
         if entry.kind == SCHEMA_EVENT:
             return self._change_schema(entry)
+        if entry.kind == POLICY_EVENT:
+            return self._set_drift_policy(entry)
         if entry.kind != "label" or entry.example is None:
             raise UnknownEvent(
                 f"log entry {entry.stream_id} is a {entry.kind!r} event, which this service cannot apply"
@@ -161,6 +163,9 @@ class ModelRuntime:
         self.version += 1
         self.updates += info.updated
         drifted = self.drift.observe(entry.y, info.prediction, self.version)
+        if drifted and self.drift.policy == "reset":
+            self.learner = self.schema.config.build_learner(self.memory_budget)
+            self.drift.resets += 1
         applied = Applied(
             stream_id=entry.stream_id,
             seq=self.version,
@@ -195,8 +200,10 @@ class ModelRuntime:
 
     @property
     def labels(self) -> int:
-        """Labels applied (the log's entries less its schema changes)."""
-        return self.version - len(self.schema.changes)
+        """Labels applied (the log's entries less its other events; measures carry them across a
+        rollback, which restarts the version)."""
+        counts = self.measures.counts
+        return counts.t_p + counts.t_n
 
     def _change_schema(self, entry: LogEntry) -> Applied:
         """Apply a declared schema change (:mod:`service.schema_history`): the learner migrates and
@@ -223,6 +230,28 @@ class ModelRuntime:
             delay=0.0,
             update_seconds=time.perf_counter() - start,
             kind=SCHEMA_EVENT,
+        )
+        return self._remember(applied)
+
+    def _set_drift_policy(self, entry: LogEntry) -> Applied:
+        """Apply a drift-policy entry (:mod:`service.drift`); an unknown policy is a no-op."""
+        policy = json.loads(entry.body).get("on_drift")
+        known = policy in POLICIES
+        if known:
+            self.drift.policy = policy
+        self.applied_id = entry.stream_id
+        self.version += 1
+        applied = Applied(
+            stream_id=entry.stream_id,
+            seq=self.version,
+            prediction_id="",
+            y=0,
+            yhat=0,
+            updated=known,
+            version=self.version,
+            delay=0.0,
+            update_seconds=0.0,
+            kind=POLICY_EVENT,
         )
         return self._remember(applied)
 
@@ -253,7 +282,7 @@ class ModelRuntime:
             window=self.window.to_state(),
             registry=None if registry is None else registry.to_state(),
             schema=self.schema.to_state() if self.schema.changed else None,
-            drift=self.drift.detector.to_state(),
+            drift=self.drift.to_state(),
         )
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -268,7 +297,7 @@ class ModelRuntime:
         probe.measures.load_state(snapshot.measures)
         probe.window.load_state(snapshot.window)
         if snapshot.drift is not None:  # else a checkpoint older than the detector: it starts afresh
-            probe.drift.detector.load_state(snapshot.drift)
+            probe.drift.load_state(snapshot.drift)
         if probe.features.registry is not None:
             if snapshot.registry is None:
                 raise ValueError("checkpoint lacks the feature registry of a named model")
@@ -302,7 +331,7 @@ class ModelRuntime:
             "measures": self.measures.summary(),
             "window": {"size": self.window.size, **self.window.summary()},
             "checkpoint": {"version": self.checkpointed_version, "written_at": self.checkpointed_at},
-            "drift": self.drift.detector.describe(),
+            "drift": self.drift.describe(),
         }
         out.update(learner.describe())  # "eta" (the selection of eta="auto"), "sketch", ...
         if self.features.registry is not None:
