@@ -59,6 +59,7 @@ from ..schema_change import EVENT_KIND as SCHEMA_EVENT
 from ..schema_change import SchemaChangeError, SchemaChangeRequest, plan
 from ..settings import Settings
 from .cancellation import finish, reraise_cancellation
+from .challenge import Challenges
 from .drift_policy import DriftPolicies
 from .errors import (
     EngineError,
@@ -139,6 +140,7 @@ class Engine:
         self._stopping = False
         self.rollbacks = Rollbacks(store, self._serving, self._install)
         self.drift_policies = DriftPolicies(self._serving)
+        self.challenges = Challenges(store, settings, self._serving, self._install, self.check_config)
         self._replica_settings = ReplicaSettings(
             replica_id=self.replica_id,
             label_window_seconds=settings.label_ttl_seconds,
@@ -517,6 +519,7 @@ class Engine:
                     f"replace it with PUT /models/{model}?replace=true",
                 )
             label = 1 if score >= 0.0 else -1
+            runtime.shadow(vector, label)
             pid = make_prediction_id(model, replica.generation, now)
             pending.append(PendingPrediction(pid, example, label, score, now))
             ignored = runtime.features.unregistrable(example.names or ())
