@@ -76,7 +76,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     service.start()
     client = Client(service.url, model=MODEL)
     challenger = {"n_features": 24, "algorithm": "arow"}  # so that the challenger series exist
-    httpx.put(f"{service.url}/models/{MODEL}/challengers/arow", json=challenger, timeout=30).raise_for_status()
+    url = f"{service.url}/models/{MODEL}/challengers/arow"
+    httpx.put(url, json=challenger, timeout=30).raise_for_status()
     data = load("german")
     X, y = data.X.toarray()[:N], data.y[:N].astype(int)
     # the first 100 rows one per request, the rest in batches of 20; each request's labels follow it
