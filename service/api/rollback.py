@@ -22,7 +22,6 @@ class RetainedCheckpointOut(BaseModel):
 
 
 class CheckpointList(BaseModel):
-    model: str
     checkpoints: list[RetainedCheckpointOut] = Field(description="newest first")
 
 
@@ -42,7 +41,6 @@ async def list_checkpoints(name: ModelNameInPath, request: Request, engine: Engi
     tag_model(request, name)
     kept = await engine.rollbacks.checkpoints(name)
     return CheckpointList(
-        model=name,
         checkpoints=[
             RetainedCheckpointOut(
                 generation=c.generation, version=c.version, applied_id=c.applied_id, written_at=c.written_at
