@@ -140,8 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"alternating order; {args.repeats} repeats; median per-label time, and the median of the "
             "per-repeat ratios with their range. Goal: at most 2x (one challenger costs at most one model).",
             "",
-            "| d | µs/label: alone | with a challenger | ratio | µs/prediction: alone | with a challenger "
-            "| ratio |",
+            "| d | µs/label: alone | with a challenger | label ratio | µs/prediction: alone "
+            "| with a challenger | prediction ratio |",
             "|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
         ]
