@@ -18,9 +18,11 @@ router = APIRouter(prefix="/models", tags=["models"])
 class DriftPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    on_drift: Literal["none", "reset"] = Field(
+    on_drift: Literal["none", "reset", "challenger"] = Field(
         description="none: count the drift (acog_drift_total) and go on; reset: the learner starts afresh "
-        "right after the label that signalled (measures, feature registry and detector carry on)"
+        "right after the label that signalled (measures, feature registry and detector carry on); "
+        'challenger: a fresh challenger of the model\'s configuration, "drift", starts learning from the '
+        "next label (within max_challengers), to be promoted if it does better"
     )
 
 

@@ -17,8 +17,9 @@ from .replica import ModelReplica
 class DriftPolicies:
     """Write drift-policy entries to a model's log; see the module docstring."""
 
-    def __init__(self, serving: Callable[[str], ModelReplica]) -> None:
+    def __init__(self, serving: Callable[[str], ModelReplica], max_challengers: int) -> None:
         self.serving = serving
+        self.max_challengers = max_challengers
 
     async def set(self, name: str, policy: str) -> int | None:
         """Set ``name``'s policy; the log position of the entry once applied here (None when this
@@ -26,7 +27,7 @@ class DriftPolicies:
         if policy not in POLICIES:
             raise InvalidRequest("on_drift", f"must be one of {list(POLICIES)}, got {policy!r}")
         replica = self.serving(name)
-        body = json.dumps({"on_drift": policy}).encode()
+        body = json.dumps({"on_drift": policy, "limit": self.max_challengers}).encode()
         # a retry of this request (same generation, same version seen, same policy) finds its entry
         digest = hashlib.sha256(b"%d:%d:" % (replica.generation, replica.runtime.version) + body).hexdigest()
         try:

@@ -139,7 +139,7 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self.rollbacks = Rollbacks(store, self._serving, self._install)
-        self.drift_policies = DriftPolicies(self._serving)
+        self.drift_policies = DriftPolicies(self._serving, settings.max_challengers)
         self.challenges = Challenges(store, settings, self._serving, self._install, self.check_config)
         self._replica_settings = ReplicaSettings(
             replica_id=self.replica_id,

@@ -21,7 +21,7 @@ from typing import Any
 from model_store import LogEntry, parse_stream_id
 
 from ..challengers import CHALLENGER_EVENT, Challenger, config_json, different_fields
-from ..drift import POLICIES, POLICY_EVENT, DriftMonitor
+from ..drift import DRIFT_CHALLENGER, POLICIES, POLICY_EVENT, DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
 from ..learners.inputs import SparseVector
@@ -168,11 +168,10 @@ class ModelRuntime:
         self.version += 1
         self.updates += info.updated
         drifted = self.drift.observe(entry.y, info.prediction, self.version)
-        if drifted and self.drift.policy == "reset":
-            self.learner = self.schema.config.build_learner(self.memory_budget)
-            self.drift.resets += 1
         for name in sorted(self.challengers):
             self.challengers[name].learn(vector, entry.y, self.version)
+        if drifted:
+            self._respond_to_drift()
         applied = Applied(
             stream_id=entry.stream_id,
             seq=self.version,
@@ -241,12 +240,27 @@ class ModelRuntime:
         )
         return self._remember(applied)
 
+    def _respond_to_drift(self) -> None:
+        """The drift policy's response, right after the label that signalled (:mod:`service.drift`)."""
+        if self.drift.policy == "reset":
+            self.learner = self.schema.config.build_learner(self.memory_budget)
+            self.drift.resets += 1
+        elif self.drift.policy == "challenger" and (
+            DRIFT_CHALLENGER in self.challengers or len(self.challengers) < self.drift.limit
+        ):
+            self.challengers[DRIFT_CHALLENGER] = Challenger.fresh(
+                self.schema.config, self.memory_budget, self.version + 1
+            )
+            self.drift.resets += 1
+
     def _set_drift_policy(self, entry: LogEntry) -> Applied:
         """Apply a drift-policy entry (:mod:`service.drift`); an unknown policy is a no-op."""
-        policy = json.loads(entry.body).get("on_drift")
+        body = json.loads(entry.body)
+        policy = body.get("on_drift")
         known = policy in POLICIES
         if known:
             self.drift.policy = policy
+            self.drift.limit = int(body.get("limit", 0))
         self.applied_id = entry.stream_id
         self.version += 1
         applied = Applied(

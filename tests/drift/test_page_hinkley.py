@@ -185,3 +185,23 @@ def test_an_unknown_policy_entry_changes_nothing_but_the_version() -> None:
     applied = runtime.apply(_policy(1, "explode"))
     assert applied is not None and not applied.updated and runtime.version == 1
     assert runtime.drift.policy == "none" and runtime.labels == 0
+
+
+def test_the_challenger_policy_starts_a_fresh_challenger_after_each_detection() -> None:
+    config = ModelConfig.model_validate({"n_features": 4, "normalize": "none"}).pinned()
+    labels = _stream(3_000, seed=5, change=2_000)
+    policy = json.dumps({"on_drift": "challenger", "limit": 1}).encode()
+    stream = [LogEntry("999-1", 1, "", None, 0, 0, 1.0, 2.0, kind=POLICY_EVENT, body=policy)] + [
+        LogEntry(e.stream_id, (e.seq or 0) + 1, e.prediction_id, e.example, e.y, e.yhat, 1.0, 2.0)
+        for e in labels
+    ]
+    runtime = ModelRuntime("m", 1, config, 2**29, window=50)
+    flagged = [a.seq for e in stream if (a := runtime.apply(e)) is not None and a.drift]
+    assert flagged and runtime.drift.resets == len(flagged)
+    challenger = runtime.challengers["drift"]
+    assert challenger.since == flagged[-1] + 1
+    fresh = config.build_learner()
+    for e in stream[flagged[-1] :]:
+        assert e.example is not None
+        fresh.learn(runtime.features.vector(e.example), e.y)
+    assert np.array_equal(fresh.weights(), challenger.learner.weights())
