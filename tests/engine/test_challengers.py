@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import redis
 
-from service.engine import InvalidRequest, LimitExceeded, ModelGone, UnknownModel
+from service.engine import InvalidRequest, LabelItem, LimitExceeded, ModelGone, UnknownModel
 from service.model_config import ModelConfig
 from service.normalization import unit_l2
 
@@ -68,7 +68,7 @@ async def test_a_promoted_challenger_is_a_fresh_model_given_the_same_labels(repl
             and engine.view("m").measures.t_p + engine.view("m").measures.t_n == 200
         )  # type: ignore[union-attr]
         assert engine.replicas["m"].runtime.challengers == {}
-    [gone] = await a.feedback([(old[0].prediction_id, 1)])
+    [gone] = await a.feedback([LabelItem.read(old[0].prediction_id, 1)])
     assert isinstance(gone.error, ModelGone)
     with pytest.raises(UnknownModel):
         await a.challenges.promote("m", "arow")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import redis
 
-from service.engine import InvalidRequest, ModelGone, UnknownModel
+from service.engine import InvalidRequest, LabelItem, ModelGone, UnknownModel
 
 from .test_engine import CONFIG, Replicas, label, reference, rows, until, weights
 
@@ -48,7 +48,7 @@ async def test_a_rollback_restores_the_checkpoint_as_a_new_generation_everywhere
         assert np.array_equal(weights(engine, "m"), reference(X[:80], y[:80]).weights())  # type: ignore[attr-defined]
     measures_at_80 = a.view("m").measures
     assert measures_at_80 is not None and measures_at_80.t_p + measures_at_80.t_n == 80
-    [late] = await a.feedback([(old[0].prediction_id, 1)])
+    [late] = await a.feedback([LabelItem.read(old[0].prediction_id, 1)])
     assert isinstance(late.error, ModelGone)  # a label for the rolled-back generation is refused
 
     await label(a, "m", X[120:160], y[120:160])  # learns on top of the checkpoint: 80 then 40 more
