@@ -29,16 +29,14 @@ class Prediction:
     """Feature names the model cannot take (its ``max_features`` slots are all taken)."""
 
 
+@dataclass(frozen=True, slots=True)
 class Predictor:
     """Scores instances and keeps the pending predictions; see the module docstring."""
 
-    def __init__(
-        self, settings: Settings, registry: Registry, reader: InstanceReader, observer: Observer
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.reader = reader
-        self.observer = observer
+    settings: Settings
+    registry: Registry
+    reader: InstanceReader
+    observer: Observer
 
     def resolve_model(self, model: str | None) -> str:
         """The model a request names, or the configured default model when it names none; a request
