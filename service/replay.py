@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--api-key", default=os.environ.get("ACOG_API_KEY"), help="Bearer key (default: $ACOG_API_KEY)"
     )
     parser.add_argument(
-        "--datasets-dir", default=None, help="where the shared data sets live, as for `acog evaluate`"
+        "--datasets-dir", default=None, help="where the data set files live, as for `acog evaluate`"
     )
     parser.add_argument(
         "--wait", type=non_negative_float, default=60.0, help="seconds to wait for the service to be ready"
