@@ -114,13 +114,39 @@ def fraction(text: str) -> float:
     return value
 
 
-def load_dataset(name: str, datasets_dir: str | None) -> Any:
+def service_url(text: str) -> str:
+    """An ``http://`` or ``https://`` URL with a host (and a valid port, if one is given)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises ValueError on a port out of range or not a number)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// or https:// URL with a host")
+    return text
+
+
+def load_dataset(name: str, datasets_dir: str | None, *, both_classes: bool = True) -> Any:
     """:func:`service.evaluation.datasets.load`, with a missing or malformed data set (the loaders
-    raise ``OSError`` and ``ValueError`` naming the file, and the line) as a :class:`UsageError`."""
+    raise ``OSError`` and ``ValueError`` naming the file, and the line; scipy a ``MatReadError`` for
+    a ``.mat`` file that is not one) as a :class:`UsageError`; so is a data set without examples or
+    features, or, when ``both_classes``, one whose labels are all of one class."""
+    from scipy.io.matlab import MatReadError
+
     from .evaluation.datasets import load
 
     try:
-        return load(name, datasets_dir=datasets_dir)
-    except (OSError, ValueError) as exc:
-        text = str(exc)
-        raise UsageError(text if repr(name) in text else f"data set {name!r}: {text}") from exc
+        data = load(name, datasets_dir=datasets_dir)
+    except (OSError, ValueError, MatReadError) as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise UsageError(text if repr(name) in text else f"data set {name!r}: {text}") from None
+    if data.n_samples == 0 or data.n_features == 0:
+        raise UsageError(f"data set {name!r} holds no examples (an empty file?)")
+    if both_classes and 0 in (data.n_positive, data.n_negative):
+        only = "+1" if data.n_negative == 0 else "-1"
+        raise UsageError(
+            f"data set {name!r}: all {data.n_samples} labels are {only}; the protocol needs both classes"
+        )
+    return data
