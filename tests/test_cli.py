@@ -204,7 +204,7 @@ def test_serve_with_workers_warms_the_kernel_cache_once_and_the_workers_load_it(
     redis.Redis.from_url(redis_url).flushdb()
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k == "ACOG_JIT_CACHE_DIR"}
-    env |= {"ACOG_REDIS_URL": redis_url, "ACOG_DATA_DIR": str(tmp_path / "data")}
+    env |= {"ACOG_REDIS_URL": redis_url, "ACOG_DATA_DIR": str(tmp_path / "data"), "ACOG_WARM_UP": "all"}
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
