@@ -240,8 +240,20 @@ def benchmarks_block(benchmarks: Path) -> str:
         startup_item(benchmarks),
         ensemble_cost_item(benchmarks),
         drift_item(benchmarks),
+        retention_item(benchmarks),
     ]
     return "\n".join(lines)
+
+
+def retention_item(benchmarks: Path) -> str:
+    """The log-retention bullet: Redis bytes per retained log entry, smallest and largest shape."""
+    head = "- **Log retention** (`.venv/bin/python -m bench.log_retention`): Redis memory per retained entry"
+    body = read_section(benchmarks, "log-retention")
+    if body is None:
+        return f"{head}; its section is not in {LINK} yet."
+    rows = table(body, "features")
+    cells = "; ".join(f"{r['features']}: {r['bytes / entry: labels']} bytes" for r in rows)
+    return f"{head} of a labelled prediction (median over models, min to max): {cells}."
 
 
 def drift_item(benchmarks: Path) -> str:
