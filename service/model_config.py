@@ -40,7 +40,7 @@ FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
 BATCHED_TUNABLES = ("lda_weight", "lam", "sketch_fraction", "batch_size", "eq17", "sketch_rows")
 
 ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
-    # OLI2DS (../shared/docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
+    # OLI2DS (docs/learners.md §9): the code's C, and no L2 scaling, which over a changing
     # present set would rescale the features that stay. The intercept stays (unlike the code): without
     # it the cost cannot move the threshold on centred data (python -m bench.incomplete_streams).
     "oli2ds": {"C": 0.01, "normalize": "none"},
@@ -190,7 +190,7 @@ class ModelConfig(BaseModel):
         description='eta="auto": "all" adds nonlinear members (ACOG-diag over the quadratic features, '
         f"one per eta and loss) when the dimension is <= {NONLINEAR_MAX_FEATURES}",
     )
-    # --- SDROGD and Pegasos (algorithms-round2.md §1); eta is a learning rate, so the paper's eta
+    # --- SDROGD and Pegasos (docs/learners.md §8); eta is a learning rate, so the paper's eta
     # is lda_weight here. Both step with 1/t (Pegasos 1/(lam t)): eta does not apply to them. ---
     lda_weight: float = Field(
         0.3, ge=0, le=1, allow_inf_nan=False, description="sdrogd: weight of the within-class scatter"

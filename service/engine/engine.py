@@ -1,4 +1,4 @@
-"""The engine: this process's replicas of every model, over one store, in the order design.md describes.
+"""The engine: this process's replicas of every model, over one store (see docs/architecture.md).
 
 - ``predict``: parse and normalise, score ``mu . x`` now, keep the pending prediction
   (vector, predicted label, time) in the store under a new prediction id, answer.

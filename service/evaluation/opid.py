@@ -1,4 +1,4 @@
-"""The OPID paper's protocol (Hou & Zhou, section 4 and Table 2), as ``algorithms-round2.md`` section 3
+"""The OPID paper's protocol (Hou & Zhou, section 4 and Table 2), as ``docs/learners.md`` §10
 specifies it, on a multi-class LIBSVM data set.
 
 - **Features** in file order: the first ``d_v`` vanish, the next ``d_s`` survive, the last ``d_a`` are
