@@ -102,7 +102,11 @@ class RequestTimer:
             self.telemetry.request_done(route, scope["method"], status, model, time.perf_counter() - start)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, listen_while_starting: bool = True) -> FastAPI:
+    """The app. ``listen_while_starting``: answer (``/healthz``, ``/readyz``, 503s) while the kernels
+    compile and the models recover; a worker of ``acog serve --workers N`` starts with it off, so
+    that it takes connections from the shared socket only once it is ready (the socket itself
+    listens from the start, and a ready worker answers them)."""
     settings = settings or Settings()
     telemetry = Telemetry(CollectorRegistry(auto_describe=True))
     progress = StartupProgress()
@@ -138,17 +142,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.engine = engine
         # The port listens now; the kernels and the models come up in the background (/readyz says
         # what is left, other requests get a 503 until then: StartingGuard).
-        starting = asyncio.create_task(start_in_background(engine, settings, progress), name="start")
+        starting: asyncio.Task[None] | None = None
         try:
+            if listen_while_starting:
+                starting = asyncio.create_task(start_in_background(engine, settings, progress), name="start")
+            else:
+                await start_in_background(engine, settings, progress, exit_on_failure=False)
             previous = tune_garbage_collector()
             try:
                 yield
             finally:
                 restore_garbage_collector(previous)
         finally:
-            starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await starting
+            if starting is not None:
+                starting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await starting
             await engine.stop()
             await store.close()
             if embedded is not None:

@@ -72,9 +72,12 @@ class StartupProgress:
         return f"starting, {elapsed}"
 
 
-async def start_in_background(engine: Engine, settings: Settings, progress: StartupProgress) -> None:
+async def start_in_background(
+    engine: Engine, settings: Settings, progress: StartupProgress, *, exit_on_failure: bool = True
+) -> None:
     """Warm the kernels (every algorithm's with ``ACOG_WARM_UP=all``), then start the engine (it
-    warms what its models need), reporting progress; then serve. A failure ends the process."""
+    warms what its models need), reporting progress; then serve. A failure ends the process (or,
+    without ``exit_on_failure``, is raised)."""
     try:
         with reporting(progress.report):
             if settings.warm_up == "all":
@@ -85,6 +88,8 @@ async def start_in_background(engine: Engine, settings: Settings, progress: Star
     except asyncio.CancelledError:
         raise
     except Exception as exc:
+        if not exit_on_failure:
+            raise
         log.error("start-up failed: %s", " ".join(str(exc).split()) or type(exc).__name__)
         os.kill(os.getpid(), signal.SIGTERM)
         return
