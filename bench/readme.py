@@ -310,8 +310,10 @@ def startup_item(benchmarks: Path) -> str:
     cold = row(rows, "start", "cold cache, `ACOG_WARM_UP=models`")
     every = row(rows, "start", "cold cache, `ACOG_WARM_UP=all`")
     warm = row(rows, "start", "warm cache")
+    listening = cold.get("to listening (s)")
+    answers = f"it answers {listening} s after launch, and is ready " if listening else ""
     return (
-        f"{head}: it answers {cold['to listening (s)']} s after launch, and is ready "
+        f"{head}: {answers}"
         f"{cold['to ready (s)']} s after launch with a cold kernel cache (as after `pip install`; "
         f"{every['to ready (s)']} s with `ACOG_WARM_UP=all`), {warm['to ready (s)']} s with a warm one; "
         f"the first {REQUESTS} requests after a cold start have a p99 of {cold['p99 (ms)']} ms "
