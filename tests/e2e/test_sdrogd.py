@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from service.client import Client
-from service.client.replay import replay, seeded_order
 from service.evaluation.datasets import load
 from service.learners import create, warm_up
+from service.replay_loop import replay, seeded_order
 
 from ..support.model_state import comparable, unit_vector
 from ..support.private_redis import PrivateRedis
