@@ -27,7 +27,7 @@ from .. import __version__
 from ..engine import Engine
 from ..settings import Settings
 from ..telemetry import Telemetry
-from . import docs, errors, feedback, health, models, predict, ws
+from . import challengers, docs, drift, errors, feedback, health, models, predict, rollback, ws
 from .auth import is_open
 from .limits import BodySizeLimit
 from .startup import StartingGuard, StartupProgress, start_in_background
@@ -177,6 +177,8 @@ def create_app(settings: Settings | None = None, *, listen_while_starting: bool 
     app.state.telemetry = telemetry
     app.state.startup = progress
     for router in (predict.router, feedback.router, models.router, ws.router, health.router):
+        app.include_router(router)
+    for router in (rollback.router, drift.router, challengers.router):  # history, drift, challengers
         app.include_router(router)
     errors.install(app)
     app.add_middleware(RequestTimer, telemetry=telemetry)

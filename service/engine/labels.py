@@ -77,16 +77,14 @@ class FeedbackResult:
     """Feature names of the example the model could not register, so did not learn from."""
 
 
+@dataclass(frozen=True, slots=True)
 class LabelRouter:
     """Routes labels to their models' logs and shapes the results; see the module docstring."""
 
-    def __init__(
-        self, settings: Settings, registry: Registry, reader: InstanceReader, observer: Observer
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.reader = reader
-        self.observer = observer
+    settings: Settings
+    registry: Registry
+    reader: InstanceReader
+    observer: Observer
 
     async def feedback(self, items: Sequence[LabelItem]) -> list[FeedbackResult]:
         """Labels for earlier predictions. Invalid labels refuse the whole request (nothing

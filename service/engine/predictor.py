@@ -29,16 +29,14 @@ class Prediction:
     """Feature names the model cannot take (its ``max_features`` slots are all taken)."""
 
 
+@dataclass(frozen=True, slots=True)
 class Predictor:
     """Scores instances and keeps the pending predictions; see the module docstring."""
 
-    def __init__(
-        self, settings: Settings, registry: Registry, reader: InstanceReader, observer: Observer
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.reader = reader
-        self.observer = observer
+    settings: Settings
+    registry: Registry
+    reader: InstanceReader
+    observer: Observer
 
     def resolve_model(self, model: str | None) -> str:
         """The model a request names, or the configured default model when it names none; a request
@@ -78,6 +76,7 @@ class Predictor:
                     f"replace it with PUT /models/{model}?replace=true",
                 )
             label = 1 if score >= 0.0 else -1
+            runtime.shadow(vector, label)  # every challenger scores it too; not returned
             pid = make_prediction_id(model, replica.generation, now)
             pending.append(PendingPrediction(pid, example, label, score, now))
             ignored = runtime.features.unregistrable(example.names or ())
