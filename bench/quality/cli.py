@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--only", default=None,
         help="comma-separated system keys (service:defaults,...): run these rows only (no report)",
     )  # fmt: skip
-    p.add_argument("--study", action="store_true", help="the defaults study (issue 9) instead")
+    p.add_argument("--study", action="store_true", help="the defaults study instead")
     return p
 
 

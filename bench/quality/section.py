@@ -65,7 +65,7 @@ SET_TEXT = {
 
 
 def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
-    """Per set (tuning, reporting): the summary table, issue 9's target and issue 20's goal."""
+    """Per set (tuning, reporting): the summary table, the defaults' target and the goal against the peers."""
     lines: list[str] = []
     for key, (title, text) in SET_TEXT.items():
         chosen = [r for r in results if result_set(r) == key]
@@ -80,11 +80,11 @@ def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
             "",
             *summary_table(rows),
             "",
-            f"Issue 9 target ({title.lower()}):",
+            f"Defaults target ({title.lower()}):",
             "",
             *target_lines(chosen, rows),
             "",
-            f"Issue 20 goal ({title.lower()}, peers in the same run):",
+            f"Peers goal ({title.lower()}, peers in the same run):",
             "",
             *goal_lines(chosen, rows),
             "",
@@ -123,7 +123,7 @@ def render(
         "no weight. Hindsight rows pick eta from 1e-5..1e5 by the best mean per data set and measure, "
         "so they are not online; the paper's printed figures used other permutations.",
         "",
-        "Nonlinear rows (issue 20): `quadratic`, `fogd` and `nogd` are registered learners (OGD over "
+        "Nonlinear rows: `quadratic`, `fogd` and `nogd` are registered learners (OGD over "
         "the mapped features, eta and loss auto), opt-in with `algorithm`; the *ACOG over ...* rows "
         "run ACOG-diag or ACOG over the map (ModelConfig `feature_map`, or the learner's `update` "
         "parameter). The `defaults` row is the linear-only default on every d. The *auto_members all* "

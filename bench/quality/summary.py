@@ -1,4 +1,4 @@
-"""The summary over data sets (mean measures and ranks) and issue 9's target, met or missed."""
+"""The summary over data sets (mean measures and ranks) and the defaults' target, met or missed."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def target_lines(results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Issue 9's target: ahead of every peer on mean sum and mean cost; within 1 point of the
+    """The defaults' target: ahead of every peer on mean sum and mean cost; within 1 point of the
     hindsight-tuned eta on sum."""
     by = {r["key"]: r for r in rows}
     d = by.get("service:defaults")
@@ -106,7 +106,7 @@ STREAM_SLACK = 0.5
 def goal_lines(
     results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], key: str = "service:defaults"
 ) -> list[str]:
-    """Issue 20's goal for row ``key`` (the defaults), met or missed with the figures: mean sum >=
+    """The goal against the peers for row ``key`` (the defaults), met or missed with the figures: mean sum >=
     best peer + 2 points; mean cost/1000 <= 0.85 x the best peer's; no data set more than 0.5 points
     of sum behind the best peer on that data set; its cost per label next to the peers'."""
     by = {r["key"]: r for r in rows}

@@ -27,7 +27,7 @@ alarms cost exactly one missed anomaly, but ``9 * (1 - 0.9)`` is not ``0.9`` in 
 The selection is a function of the counts alone, so it is deterministic and survives a
 checkpoint exactly: the state holds every member.
 
-**Nonlinear members** (``members="all"``, issue 20): for ``d <= NONLINEAR_MAX_FEATURES`` (32) the
+**Nonlinear members** (``members="all"``): for ``d <= NONLINEAR_MAX_FEATURES`` (32) the
 candidates also hold a *family* over a feature map (:mod:`service.learners.nonlinear`) that spans
 the same losses and grid: ACOG-diag over the quadratic features ``D = d + d (d + 1) / 2`` (the
 degree-2 polynomial kernel ``x . x' + (x . x')^2``). Its members come after the linear ones, so a
