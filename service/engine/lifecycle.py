@@ -179,6 +179,10 @@ async def check_store_identity(store: IdentityStore, expected_epoch: str | None)
     if identity is None and not await store.legacy_models():
         leftover = await store.leftover_key()
         if leftover is not None:
+            # A replica starting beside this one may have created the identity between the two
+            # reads (the leftover is then the identity itself): read it once more before refusing.
+            identity = await store.identity(create=False)
+        if leftover is not None and identity is None:
             raise StoreError(
                 f"the store lost part of its data: it has no identity but still holds {leftover!r} (keys "
                 "evicted under maxmemory, or a partial restore). Restore its data, or delete the acog:* "
