@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from .learners import ALGORITHMS, DEFAULT_GRID, NONLINEAR_MAX_FEATURES, OnlineLearner, create
+from .learners.roster import FOREST_MAX_FEATURES, STANDARD_MAX_FEATURES, families_for, forests_for, forms_for
 from .learners.covariance import DEFAULT_MEMORY_BUDGET
 from .learners.nonlinear import MAP_LEARNERS, MAX_COMPONENTS, mapped_dimension
 from .measures import complement
@@ -153,7 +154,12 @@ class ModelConfig(BaseModel):
     sketch_size: int = Field(5, ge=1, le=64)
     C: PositiveFloat = 1.0
     r: PositiveFloat = 1.0
-    normalize: Literal["l2", "none"] = "l2"
+    normalize: Literal["auto", "l2", "none"] = Field(
+        "auto",
+        description='auto: the eta="auto" ensemble normalises for its members (per-example L2, and online '
+        f"per-feature standardisation for d <= {STANDARD_MAX_FEATURES}), any other learner reads x "
+        "scaled to unit L2 norm; l2: every example scaled to unit L2 norm; none: as sent",
+    )
     fit_intercept: bool = True
     intercept_value: Annotated[float, Field(allow_inf_nan=False)] = 1.0
     theta: PositiveFloat = Field(8.0, description="oli2ds: scale of every step (the code's theta)")
@@ -178,10 +184,11 @@ class ModelConfig(BaseModel):
         description="a nonlinear feature map under acog or acog-diag (default acog when the "
         "members' covariances over the mapped dimension fit the memory budget, else acog-diag)",
     )
-    auto_members: Literal["linear", "all"] = Field(
-        "linear",
-        description='eta="auto": "all" adds nonlinear members (ACOG-diag over the quadratic features, '
-        f"one per eta and loss) when the dimension is <= {NONLINEAR_MAX_FEATURES}",
+    auto_members: Literal["linear", "all", "auto"] = Field(
+        "auto",
+        description='eta="auto": "linear": ACOG members only; "all" adds ACOG-diag over the quadratic '
+        f"features (one member per eta and loss) when the dimension is <= {NONLINEAR_MAX_FEATURES}; "
+        f'"auto" adds the forest too when the dimension is <= {FOREST_MAX_FEATURES}',
     )
     # --- SDROGD and Pegasos (algorithms-round2.md §1); eta is a learning rate, so the paper's eta
     # is lda_weight here. Both step with 1/t (Pegasos 1/(lam t)): eta does not apply to them. ---
@@ -244,13 +251,11 @@ class ModelConfig(BaseModel):
             )
         return value
 
-    @field_validator("auto_members")
-    @classmethod
-    def _members_or_map(cls, value: str, info: ValidationInfo) -> str:
-        mapping = info.data.get("feature_map")
-        if value != "linear" and mapping is not None and mapping.learner is not None:
-            raise ValueError(f'"{value}" and a feature_map do not go together: choose one')
-        return value
+    @model_validator(mode="after")
+    def _members_or_map(self) -> ModelConfig:
+        if "auto_members" in self.model_fields_set and self.auto_members != "linear" and self.mapped:
+            raise ValueError(f'auto_members "{self.auto_members}" and a feature_map do not go together: choose one')
+        return self
 
     @property
     def dimension(self) -> int:
@@ -275,6 +280,28 @@ class ModelConfig(BaseModel):
         """How many learners the model runs: one per eta of the grid (``eta="auto"``) and per
         loss (``loss="auto"``)."""
         return (len(self.eta_grid) if self.eta == "auto" else 1) * (2 if self.loss == "auto" else 1)
+
+    @property
+    def ensemble(self) -> bool:
+        """Whether the learner is the ``eta="auto"`` (or ``loss="auto"``) ensemble."""
+        spec = ALGORITHMS[self.learner_name()].param_spec()
+        return "eta" in spec and "auto" in (self.eta, self.loss if "loss" in spec else None)
+
+    def member_algorithms(self) -> list[str]:
+        """The registered learners the ensemble's families add (the quadratic map, the forest), for
+        the warm-up (:func:`service.learners.warm_up`)."""
+        if not self.ensemble or self.eta != "auto" or self.mapped:
+            return []
+        names = [cls.algorithm for cls, _ in families_for(self.auto_members, self.dimension)]
+        return names + [cls.algorithm for cls, _ in forests_for(self.auto_members, self.dimension)]
+
+    @property
+    def request_normalize(self) -> Literal["l2", "none"]:
+        """What the service applies to a request's vector: ``normalize``, with ``"auto"`` meaning
+        ``"none"`` for the ensemble (it normalises for its members) and ``"l2"`` otherwise."""
+        if self.normalize == "auto":
+            return "none" if self.ensemble else "l2"
+        return self.normalize
 
     @property
     def mapped(self) -> bool:
@@ -338,6 +365,8 @@ class ModelConfig(BaseModel):
         change of the memory budget must not change the learner of an existing model."""
         algorithm = self.resolved_algorithm(memory_budget)
         update: dict[str, Any] = {"algorithm": algorithm}
+        if self.mapped:  # a map is one learner: no members to add
+            update["auto_members"] = "linear"
         if self._sketch_size() != self.sketch_size:  # the default capped at a small dimension
             update["sketch_size"] = self._sketch_size()
         if "loss" in self._batched_params(algorithm):  # sdrogd, pegasos: the default loss is II
@@ -381,8 +410,10 @@ class ModelConfig(BaseModel):
             )
             if self.eta == "auto":
                 params["eta_grid"] = self.eta_grid
-                if self.auto_members != "linear":
+                if self.auto_members != "linear" and not self.mapped:
                     params["members"] = self.auto_members
+            if self.normalize == "auto":
+                params["inputs"] = list(forms_for("auto", self.dimension))
         return params
 
     def _sketch_size(self) -> int:

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.peers import run_peer
+from bench.peers_scaled import run_scaled_peer
 from bench.quality.protocol import COST_RHO, Stream
 from service.learners import ALGORITHMS, create
 from service.model_config import ModelConfig
@@ -29,6 +30,8 @@ class System:
     metric_free: bool = False  # the same predictions serve both measures (no weight to set)
     sklearn: bool = False  # runs on the first --sklearn-permutations orders only
     note: str = ""
+    raw: bool = False  # reads the rows as loaded (it normalises by itself), not the L2-normalised ones
+    passes: int = 0  # > 0: one call with metric "both" returns {metric: predictions} in that many passes
 
 
 def service_config(stream: Stream, metric: str, **fields: Any) -> ModelConfig:
@@ -107,6 +110,25 @@ PEER_ROWS = (
 )
 
 
+SCALED_PEER_ROWS = (
+    ("river-amf", "river AMF, 10 trees (std)", 1),
+    ("river-arf", "river ARF, 10 trees (std)", 1),
+    ("river-hat", "river HAT (std)", 1),
+    ("river-knn", "river kNN, k = 5 (std)", 1),
+    ("vw-q-std", "VW -q :: on standardised features (Laplace w)", 2),
+)
+"""Peers over the raw rows through online standardisation, thresholded for each measure
+(:mod:`bench.peers_scaled`); ``passes``: model runs per order (VW weighs each measure apart)."""
+
+
+def _scaled_peer(name: str) -> Predict:
+    def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> Any:
+        result = run_scaled_peer(name, X, y)
+        return result.predictions if metric == "both" else result.predictions[metric]
+
+    return predict
+
+
 def systems() -> list[System]:
     """Every system of the tables, in table order."""
     rows = [
@@ -127,6 +149,10 @@ def systems() -> list[System]:
             sklearn=name.startswith("sklearn"),
         )
         for name, label, weighted in PEER_ROWS
+    ]
+    rows += [
+        System(f"peer:{name}", label, "peer", _scaled_peer(name), raw=True, passes=passes)
+        for name, label, passes in SCALED_PEER_ROWS
     ]
     return rows
 

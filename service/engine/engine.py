@@ -545,7 +545,7 @@ class Engine:
             raise InvalidRequest(exc.field, exc.problem) from None
         bound = self.settings.max_feature_value
         if (
-            runtime.config.normalize == "none"
+            runtime.config.request_normalize == "none"
             and example.values.size
             and np.abs(example.values).max() > bound
         ):
@@ -553,7 +553,7 @@ class Engine:
             raise LimitExceeded(
                 field,
                 f"has a value of absolute size over {bound:g} (max_feature_value), which a model "
-                'with normalize: "none" cannot learn from without overflow',
+                "that reads unnormalised values cannot learn from without overflow",
             )
         return example, vector
 

@@ -322,8 +322,8 @@ def _migrate_ensemble(grid: Any, migration: FeatureMigration) -> Any:
     new = copy.copy(grid)
     new.members = members
     new.n_features = migration.n_new
-    for name in ("_counts", "_window_counts", "_recent", "_cursor"):
-        setattr(new, name, getattr(grid, name).copy())
+    new._tally = grid._tally.copy()
+    new.inputs = grid.inputs.migrated(migration.source)
     new._leader = None
     if hasattr(new, "_borrows"):
         new._borrows = 0
