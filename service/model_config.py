@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from .learners import ALGORITHMS, DEFAULT_GRID, NONLINEAR_MAX_FEATURES, OnlineLearner, create
-from .learners.roster import FOREST_MAX_FEATURES, STANDARD_MAX_FEATURES, families_for, forests_for, forms_for
 from .learners.covariance import DEFAULT_MEMORY_BUDGET
 from .learners.nonlinear import MAP_LEARNERS, MAX_COMPONENTS, mapped_dimension
+from .learners.roster import FOREST_MAX_FEATURES, STANDARD_MAX_FEATURES, families_for, forests_for, forms_for
 from .measures import complement
 
 if TYPE_CHECKING:
@@ -254,7 +254,9 @@ class ModelConfig(BaseModel):
     @model_validator(mode="after")
     def _members_or_map(self) -> ModelConfig:
         if "auto_members" in self.model_fields_set and self.auto_members != "linear" and self.mapped:
-            raise ValueError(f'auto_members "{self.auto_members}" and a feature_map do not go together: choose one')
+            raise ValueError(
+                f'auto_members "{self.auto_members}" and a feature_map do not go together: choose one'
+            )
         return self
 
     @property

@@ -30,8 +30,8 @@ from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
 from .nonlinear import FOGD, NOGD, Quadratic
 from .oli2ds import OLI2DS
-from .roster import NONLINEAR_MAX_FEATURES, families_for, forests_for
 from .opid.learner import OPID
+from .roster import NONLINEAR_MAX_FEATURES, families_for, forests_for
 from .sdrogd import SDROGD, Pegasos
 from .sketch import SACOG, SSACOG
 from .warm_up import WarmUp, warm_up

@@ -36,9 +36,9 @@ import numpy as np
 
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
-from .errors import InvalidInput, InvalidParameter, StateBorrowed
+from .errors import InvalidInput, InvalidParameter
+from .interface import LearnerInterface
 from .member_inputs import MemberInputs
-from .migration import FeatureMigration, migrate
 from .nonlinear import check_map_fits, mapped_dimension
 from .roster import Family, family_name
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
@@ -76,7 +76,7 @@ def _check_fits(cls: type[Learner], n_features: int, params: dict[str, Any], cop
         check_sigma_fits(f"{cls.algorithm} (update acog)", dim, budget, copies=copies)
 
 
-class EtaGrid:
+class EtaGrid(LearnerInterface):
     """Members that differ in ``eta``, the loss, the family and the input form; predictions follow
     the best so far."""
 
@@ -124,13 +124,13 @@ class EtaGrid:
             for form in forms:
                 for loss, eta in configs:
                     extra = {} if loss is None else {"loss": loss}
-                    self.members.append(cls(n_features, eta=eta, **shared, **options, **extra))
+                    self.members.append(cls(n_features, eta=eta, **{**shared, **options, **extra}))
                     self.member_algorithms.append(name)
                     self.member_forms.append(form)
         for cls, options in forests:
             shared = {key: v for key, v in params.items() if key in cls.param_spec()}
             for form in forms:
-                self.members.append(cls(n_features, **shared, **options))
+                self.members.append(cls(n_features, **{**shared, **options}))
                 self.member_algorithms.append(family_name((cls, options)))
                 self.member_forms.append(form)
         self.configs: list[tuple[str | None, float | None]] = [
@@ -204,9 +204,6 @@ class EtaGrid:
         vector = self.inputs.vectors(x)[self.member_forms[leader]]
         return self.members[leader].score(vector)
 
-    def predict(self, x: Any) -> int:
-        return 1 if self.score(x) >= 0.0 else -1
-
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
         chosen = self.leader()
@@ -268,11 +265,6 @@ class EtaGrid:
     def weights(self) -> np.ndarray:
         return self.members[self.leader()].weights()
 
-    def migrate(self, migration: FeatureMigration) -> EtaGrid:
-        """Every member carried onto the new schema; the track records and the leader carry on."""
-        grid: EtaGrid = migrate(self, migration)
-        return grid
-
     def state_nbytes(self) -> int:
         return sum(m.state_nbytes() for m in self.members) + self._tally.recent.nbytes + self.inputs.nbytes()
 
@@ -316,10 +308,6 @@ class EtaGrid:
             **self.inputs.state(share),
             "members": members,
         }
-
-    def _refuse_if_borrowed(self) -> None:
-        if self._borrows:
-            raise StateBorrowed(f"the state of this {self.algorithm} ensemble is borrowed (borrowed_state)")
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Replace every member's state, the selection's counts and the inputs' statistics;

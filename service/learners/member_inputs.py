@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from ..normalization import unit_l2, unit_l2_rows
 from .errors import InvalidInput, InvalidParameter
-from .inputs import SparseVector, canonical
+from .inputs import canonical
 from .standardise import fresh_statistics, standardise_rows
 
 FORMS = ("raw", "l2", "standard")
