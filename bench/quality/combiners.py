@@ -42,14 +42,17 @@ from service.model_config import ModelConfig
 CACHE = Path("/tmp/acog-combiners")
 
 
-def member_scores(X: Any, y: np.ndarray, d: int, metric: str) -> np.ndarray:
-    """``(n, K)`` online scores of the default ensemble's members on the raw rows ``X``."""
+def member_scores(X: Any, y: np.ndarray, d: int, metric: str, have: np.ndarray | None = None) -> np.ndarray:
+    """``(n, K)`` online scores of the default ensemble's members on the raw rows ``X``; with
+    ``have``, the scores of its first members already run (later families come last)."""
     learner: Any = ModelConfig(n_features=d, objective=metric).build_learner()
+    start = 0 if have is None else have.shape[1]
+    if have is not None and start == len(learner.members):
+        return have
     streams = learner.inputs.streams(X, y)
-    forms = learner.member_forms
-    return np.stack(
-        [m.run(streams[f], y).scores for m, f in zip(learner.members, forms, strict=True)], axis=1
-    )
+    pairs = list(zip(learner.members, learner.member_forms, strict=True))[start:]
+    new = np.stack([m.run(streams[f], y).scores for m, f in pairs], axis=1)
+    return new if have is None else np.concatenate([have, new], axis=1)
 
 
 @numba.njit(cache=False)
@@ -170,10 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             X, y = stream.raw[order], stream.y[order]
             for metric in ("sum", "cost"):
                 path = CACHE / f"{name.replace(':', '_')}-{o}-{metric}.npy"
-                if path.exists():
-                    S = np.load(path)
-                else:
-                    S = member_scores(X, y, stream.d, metric)
+                have = np.load(path) if path.exists() else None
+                S = member_scores(X, y, stream.d, metric, have)
+                if have is None or S.shape != have.shape:
                     np.save(path, S)
                 for rule, fn in RULES.items():
                     pred = fn(S, y, metric)
