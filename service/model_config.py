@@ -148,7 +148,12 @@ class ModelConfig(BaseModel):
     eta_grid: list[PositiveFloat] = Field(
         default_factory=lambda: list(DEFAULT_GRID), min_length=1, max_length=12
     )
-    selection: Literal["leader", "window"] = "leader"
+    selection: Literal["hedge", "leader", "window"] = Field(
+        "hedge",
+        description='eta="auto": how the members make one prediction. hedge: a Fixed-Share vote weighted by '
+        "each member's class-balanced (sum) or cost-weighted (cost) mistakes; leader: the member with "
+        "the best objective so far; window: the same over the last selection_window labels",
+    )
     selection_window: int = Field(1000, ge=1, le=100_000)
     gamma: PositiveFloat = 1.0
     sketch_size: int = Field(5, ge=1, le=64)

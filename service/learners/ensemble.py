@@ -20,9 +20,13 @@ bit. Memory: every member's arrays (a diagonal Sigma and ``w`` over ``D + 1`` co
 quadratic family, 9 KB at ``d = 32``) and the standardisation's two vectors;
 ``python -m bench.ensemble_cost`` measures the cost per label against the linear ensemble.
 
-**Selection** (:mod:`service.learners.selection`): the ensemble predicts with the **leader**, the
-member with the best running objective over its own online predictions, over all labels so far
-(``selection="leader"``) or the last ``window`` labels (``selection="window"``).
+**Combining** the members: ``selection="hedge"`` (:mod:`service.learners.hedge`) predicts by a
+Fixed-Share vote of every member, weighted by its class-balanced (``sum``) or cost-weighted
+(``cost``) mistakes, so that the vote moves to a member that becomes better later (a forest after
+its first hundreds of labels); ``selection="leader"`` (:mod:`service.learners.selection`) predicts
+with the member with the best running objective over all labels so far, ``"window"`` over the last
+``window`` labels. ``python -m bench.quality.combiners`` compared them (and AdaNormalHedge, stacking,
+an online threshold) on the tuning set; ``docs/benchmarks.md`` has the figures.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import numpy as np
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter
+from .hedge import ALPHA, ETA, hedge_steps, hedge_vote
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs
 from .nonlinear import check_map_fits, mapped_dimension
@@ -52,8 +57,8 @@ def _check_options(grid: Sequence[float], objective: Any, selection: Any, c_p: f
         raise InvalidParameter("eta_grid", f"must be distinct finite numbers > 0, got {list(grid)!r}")
     if objective not in ("sum", "cost"):
         raise InvalidParameter("objective", f'must be "sum" or "cost", got {objective!r}')
-    if selection not in ("leader", "window"):
-        raise InvalidParameter("selection", f'must be "leader" or "window", got {selection!r}')
+    if selection not in ("leader", "window", "hedge"):
+        raise InvalidParameter("selection", f'must be "leader", "window" or "hedge", got {selection!r}')
     if not 0.0 < c_p < 1.0:
         raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
@@ -146,13 +151,17 @@ class EtaGrid(LearnerInterface):
         self.window = window
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
         self._tally = Tally(len(self.members), window)
+        self._log_w = np.full(len(self.members), -math.log(len(self.members)))  # the hedge's weights
         self._leader: int | None = None  # cache of leader(); None once the counts change
         self._borrows = 0
 
     # --- selection ------------------------------------------------------------------------
 
     def leader(self) -> int:
-        """Index of the member that predicts now (recomputed only after the counts change)."""
+        """Index of the member that predicts now, or with ``"hedge"`` the heaviest in the vote
+        (recomputed only after the counts change)."""
+        if self._leader is None and self.selection == "hedge":
+            self._leader = int(np.argmax(self._log_w))
         if self._leader is None:
             counts = self._tally.counts if self.selection == "leader" else self._tally.window_counts
             self._leader = int(best_member(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
@@ -195,11 +204,23 @@ class EtaGrid(LearnerInterface):
         if self.inputs.forms != ("raw",):
             for member, form in zip(out, self.member_forms, strict=True):
                 member["input"] = form
+        if self.selection == "hedge":
+            weights = np.exp(self._log_w - self._log_w.max())
+            for member, w in zip(out, weights / weights.sum(), strict=True):
+                member["weight"] = float(w)
         return out
 
     # --- the learner contract -------------------------------------------------------------
 
     def score(self, x: Any) -> float:
+        """The leader's score, or with ``"hedge"`` the weighted vote of the members' predictions
+        (in ``[-1, 1]``; its sign is the prediction)."""
+        if self.selection == "hedge":
+            vectors = self.inputs.vectors(x)
+            row = np.array(
+                [[m.predict(vectors[f]) for m, f in zip(self.members, self.member_forms, strict=True)]]
+            )
+            return float(hedge_vote(self._log_w, row.astype(np.int8)[0]))
         leader = self.leader()
         vector = self.inputs.vectors(x)[self.member_forms[leader]]
         return self.members[leader].score(vector)
@@ -214,11 +235,20 @@ class EtaGrid(LearnerInterface):
             vector, _ = self.members[ks[0]].checked(vectors[form], label)  # once per form
             for k in ks:
                 infos[k] = self.members[k].learn_checked(vector, label)
-        predictions = np.array([[i.prediction for i in infos]])
+        predictions = np.array([[i.prediction for i in infos]], dtype=np.int8)
+        lead = infos[chosen]
+        score = lead.score
+        if self.selection == "hedge":
+            score = float(self._hedge(predictions, np.array([label], dtype=np.int64))[0])
         self._leader = None
         self._tally.record(steps_of(np.array([label]), predictions)[0])
-        lead = infos[chosen]
-        return UpdateInfo(lead.score, lead.loss, any(i.updated for i in infos), lead.rho)
+        return UpdateInfo(score, lead.loss, any(i.updated for i in infos), lead.rho)
+
+    def _hedge(self, predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The votes before each label; the weights learn them (the class counts from the tally)."""
+        counts = self._tally.counts[0, :2].copy()
+        cost = self.objective == "cost"
+        return np.asarray(hedge_steps(self._log_w, counts, predictions, labels, cost, self.c_p, ETA, ALPHA))
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation; bit-identical to :meth:`learn` row by row (state included).
@@ -231,11 +261,14 @@ class EtaGrid(LearnerInterface):
         results = [m.run(streams[form], y) for m, form in zip(self.members, self.member_forms, strict=True)]
         labels = np.asarray(y).astype(np.int64)
         n = labels.shape[0]
-        steps = steps_of(labels, np.stack([r.predictions for r in results], axis=1))
-        before = self._tally.before_each(steps, self.selection)
-        chosen = best_member(objective_values(before, self.objective, self.alpha_p, self.c_p))
-        all_scores = np.stack([r.scores for r in results], axis=1)
-        scores = all_scores[np.arange(n), chosen]
+        predictions = np.stack([r.predictions for r in results], axis=1)
+        steps = steps_of(labels, predictions)
+        if self.selection == "hedge":
+            scores = self._hedge(np.ascontiguousarray(predictions, dtype=np.int8), labels)
+        else:
+            before = self._tally.before_each(steps, self.selection)
+            chosen = best_member(objective_values(before, self.objective, self.alpha_p, self.c_p))
+            scores = np.stack([r.scores for r in results], axis=1)[np.arange(n), chosen]
         updated = np.any(np.stack([r.updated for r in results], axis=1), axis=1)
         self._leader = None
         self._tally.record_many(steps)
@@ -266,7 +299,8 @@ class EtaGrid(LearnerInterface):
         return self.members[self.leader()].weights()
 
     def state_nbytes(self) -> int:
-        return sum(m.state_nbytes() for m in self.members) + self._tally.recent.nbytes + self.inputs.nbytes()
+        own = self._tally.recent.nbytes + self._log_w.nbytes + self.inputs.nbytes()
+        return sum(m.state_nbytes() for m in self.members) + own
 
     def to_state(self, copy: bool = True) -> dict[str, Any]:
         """Every member's state (``members``, by index), the selection's counts and the inputs'
@@ -305,6 +339,7 @@ class EtaGrid(LearnerInterface):
             "grid": share(np.array(self.grid)),
             "losses": list(self.losses or []),
             **{key: share(arr) for key, arr in self._tally.arrays().items()},
+            **({"hedge_log_w": share(self._log_w)} if self.selection == "hedge" else {}),
             **self.inputs.state(share),
             "members": members,
         }
@@ -337,6 +372,13 @@ class EtaGrid(LearnerInterface):
                     "state", f"{key!r} has {arr.dtype}{arr.shape}, expected {current.dtype}{current.shape}"
                 )
             arrays[key] = np.array(arr, copy=True, order="C")
+        if self.selection == "hedge":
+            arr = np.asarray(state.get("hedge_log_w"))
+            if arr.dtype != self._log_w.dtype or arr.shape != self._log_w.shape:
+                raise InvalidInput(
+                    "state", f"'hedge_log_w' has {arr.dtype}{arr.shape}, expected {self._log_w.shape}"
+                )
+            arrays["hedge_log_w"] = np.array(arr, copy=True, order="C")
         statistics = self.inputs.checked_state(state)
         known = {"format", "algorithm", "n_features", "grid", "losses", "members", "families", "inputs"}
         extra = set(state) - set(arrays) - set(statistics) - known
@@ -346,6 +388,7 @@ class EtaGrid(LearnerInterface):
         for clone, k in zip(clones, range(len(clones)), strict=True):
             clone.load_state(members[str(k)])  # validates before anything is replaced
         self.members = clones
+        self._log_w = arrays.pop("hedge_log_w", self._log_w)
         self._tally.load(arrays)
         self.inputs.arrays = statistics
         self._leader = None

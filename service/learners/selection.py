@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 Objective = Literal["sum", "cost"]
-Selection = Literal["leader", "window"]
+Selection = Literal["leader", "window", "hedge"]
 TIE_TOLERANCE = 1e-12
 
 

@@ -105,3 +105,23 @@ def test_the_earlier_defaults_are_one_setting_away_bit_for_bit() -> None:
     config = ModelConfig(n_features=4, normalize="l2", auto_members="linear")
     plain = create("acog", 4, eta="auto", loss="auto", rho="laplace", fit_intercept=True)
     assert np.array_equal(config.build_learner().run(X, y).scores, plain.run(X, y).scores)
+
+
+def test_the_hedge_vote_learns_row_by_row_as_over_a_stream_and_round_trips() -> None:
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 4)) * 3.0
+    y = np.where(rng.random(150) < 0.25, 1, -1)
+    params = {"eta": "auto", "loss": "auto", "eta_grid": [0.3, 3.0], "members": "all",
+              "inputs": ["l2", "standard"], "selection": "hedge", "rho": "laplace", "fit_intercept": True}  # fmt: skip
+    a, b = create("acog", 4, **params), create("acog", 4, **params)
+    scores = a.run(sp.csr_matrix(X[:100]), y[:100]).scores
+    row = [b.learn(X[i], y[i]).score for i in range(100)]
+    assert np.array_equal(scores, np.array(row))
+    assert all(abs(s) <= 1.0 for s in row)
+    c = create("acog", 4, **params)
+    c.load_state(a.to_state())
+    for i in range(100, 150):
+        assert a.score(X[i]) == c.score(X[i])
+        assert a.learn(X[i], y[i]).score == c.learn(X[i], y[i]).score
+    weights = [m["weight"] for m in a.member_objectives()]
+    assert abs(sum(weights) - 1.0) < 1e-9
