@@ -52,6 +52,8 @@ CONFIGS: list[dict[str, Any]] = [
     {"algorithm": "acog", "n_features": D},  # eta auto (an ensemble) with the intercept
     {"algorithm": "ssacog", "n_features": D, "sketch_size": 2, "selection": "window", "selection_window": 7},
     {"algorithm": "acog-diag", "max_features": D + 2},  # an open named schema
+    # a forest whose trees fill their budget within the 60 labels
+    {"algorithm": "amf", "n_features": D, "forest": {"n_estimators": 3, "max_nodes": 31, "seed": 5}},
 ]
 
 
@@ -82,6 +84,7 @@ def test_checkpoint_round_trip_is_exact(spec: dict[str, Any]) -> None:
     assert _flat(original.learner.to_state()) == _flat(restored.learner.to_state())
     assert original.measures.counts == restored.measures.counts
     assert original.window.counts == restored.window.counts
+    assert original.drift.detector == restored.drift.detector
     if named:
         assert original.features.registry.names == restored.features.registry.names  # type: ignore[union-attr]
 
