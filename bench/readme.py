@@ -106,8 +106,11 @@ def defaults_block(benchmarks: Path) -> str:
     losses = " and ".join(f"loss {loss}" for loss in learner.losses or (config.loss,))
     k = config.members
     quality = section(benchmarks, "quality")
-    tuning = _verdicts(quality, "Goal (tuning set")
     reporting = _verdicts(quality, "Goal (reporting set")
+    try:
+        tuning = _verdicts(quality, "Goal (tuning set")
+    except MissingFigure:  # a run of the reporting set only
+        tuning = []
     lines = [
         "The defaults are what a user gets without tuning: objective "
         f"`{config.objective}` with the online Laplace rho (`c_p/c_n` for `cost`), an intercept (a "
@@ -145,10 +148,7 @@ def defaults_block(benchmarks: Path) -> str:
         "",
         *(f"- {verdict}" for verdict in reporting),
         "",
-        "and on the tuning set:",
-        "",
-        *(f"- {verdict}" for verdict in tuning),
-        "",
+        *(["and on the tuning set:", "", *(f"- {verdict}" for verdict in tuning), ""] if tuning else []),
         '`auto_members: "linear"` or `"all"` narrows the members; `normalize: "l2"` gives the members '
         'L2-normalised requests only; `selection: "leader"` follows the member with the best objective '
         "so far instead of the vote.",

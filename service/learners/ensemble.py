@@ -81,6 +81,23 @@ def _check_fits(cls: type[Learner], n_features: int, params: dict[str, Any], cop
         check_sigma_fits(f"{cls.algorithm} (update acog)", dim, budget, copies=copies)
 
 
+def _check_forests_fit(n_features: int, params: dict[str, Any], copies: int) -> None:
+    """Refuse (by name) forest members whose trees, at their full node budget, exceed the budget."""
+    from .covariance import DEFAULT_MEMORY_BUDGET
+    from .forest.learner import forest_nbytes
+
+    need, budget = (
+        copies * forest_nbytes(n_features, params),
+        params.get("memory_budget", DEFAULT_MEMORY_BUDGET),
+    )
+    if need > budget:
+        raise InvalidParameter(
+            "n_features",
+            f"{copies} forest members of {n_features} features take {need / 2**20:.1f} MiB at full node "
+            f'budget, over the memory budget of {budget / 2**20:.1f} MiB: auto_members "all"',
+        )
+
+
 class EtaGrid(LearnerInterface):
     """Members that differ in ``eta``, the loss, the family and the input form; predictions follow
     the best so far."""
@@ -134,6 +151,7 @@ class EtaGrid(LearnerInterface):
                     self.member_forms.append(form)
         for cls, options in forests:
             shared = {key: v for key, v in params.items() if key in cls.param_spec()}
+            _check_forests_fit(n_features, {**shared, **options}, copies=len(forms))
             for form in forms:
                 self.members.append(cls(n_features, **{**shared, **options}))
                 self.member_algorithms.append(family_name((cls, options)))
