@@ -273,13 +273,14 @@ class ModelConfig(BaseModel):
             )
         return value
 
-    @model_validator(mode="after")
-    def _members_or_map(self) -> ModelConfig:
-        if "auto_members" in self.model_fields_set and self.auto_members != "linear" and self.mapped:
-            raise ValueError(
-                f'auto_members "{self.auto_members}" and a feature_map do not go together: choose one'
-            )
-        return self
+    @field_validator("auto_members")
+    @classmethod
+    def _members_or_map(cls, value: str, info: ValidationInfo) -> str:
+        """Runs when ``auto_members`` is given (pydantic does not validate a default)."""
+        mapping = info.data.get("feature_map")
+        if value != "linear" and mapping is not None and mapping.learner is not None:
+            raise ValueError(f'"{value}" and a feature_map do not go together: choose one')
+        return value
 
     @property
     def dimension(self) -> int:
@@ -317,14 +318,15 @@ class ModelConfig(BaseModel):
         if not self.ensemble or self.eta != "auto" or self.mapped:
             return []
         names = [cls.algorithm for cls, _ in families_for(self.auto_members, self.dimension)]
-        return names + [cls.algorithm for cls, _ in forests_for(self.auto_members, self.dimension)]
+        forests = forests_for(self.auto_members, self.dimension, self.learner_params(), 2)
+        return names + [cls.algorithm for cls, _ in forests]
 
     @property
     def request_normalize(self) -> Literal["l2", "none"]:
         """What the service applies to a request's vector: ``normalize``, with ``"auto"`` meaning
         ``"none"`` for the ensemble (it normalises for its members) and ``"l2"`` otherwise."""
         if self.normalize == "auto":
-            return "none" if self.ensemble else "l2"
+            return "none" if self.ensemble and not self.mapped else "l2"
         return self.normalize
 
     @property
@@ -338,6 +340,8 @@ class ModelConfig(BaseModel):
         if self.algorithm is not None:
             return self.algorithm
         copies = self.members
+        if self.normalize == "auto" and not self.mapped and "auto" in (self.eta, self.loss):
+            copies *= len(forms_for("auto", self.dimension))  # the members run once per input form
         if self.feature_map is not None and self.mapped:
             dim = self.feature_map.dimension(self.dimension) + (1 if self.fit_intercept else 0)
             return "acog" if copies * dim * dim * 8 <= memory_budget else "acog-diag"
@@ -440,7 +444,7 @@ class ModelConfig(BaseModel):
                 params["eta_grid"] = self.eta_grid
                 if self.auto_members != "linear" and not self.mapped:
                     params["members"] = self.auto_members
-            if self.normalize == "auto":
+            if self.request_normalize == "none" and self.normalize == "auto":
                 params["inputs"] = list(forms_for("auto", self.dimension))
         return params
 

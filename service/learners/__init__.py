@@ -82,7 +82,11 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
             del params["loss"]
         alpha_p = params.pop("alpha_p", 0.5)
         members = options.pop("members", "linear")
-        families, forests = families_for(members, n_features), forests_for(members, n_features)
+        copies = len(options.get("inputs", ("raw",)))
+        families, forests = (
+            families_for(members, n_features),
+            forests_for(members, n_features, params, copies),
+        )
         return EtaGrid(
             cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, families=families, forests=forests,
             **options, **params,

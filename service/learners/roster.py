@@ -12,7 +12,8 @@ The rule (``members``; a model's ``auto_members``):
 - ``"linear"``: the linear family only;
 - ``"all"``: the linear family, and the quadratic one for ``d <= NONLINEAR_MAX_FEATURES`` (32);
 - ``"auto"`` (the default): ``"all"``, and the forest for ``d <= FOREST_MAX_FEATURES`` (64) when
-  a forest learner is registered.
+  its members, every tree at its full node budget, fit the memory budget (46 MiB a forest at
+  ``d = 64``; else the forest is left out).
 
 Input forms (``inputs``; a model's ``normalize: "auto"``): ``"l2"`` always, ``"standard"`` for
 ``d <= STANDARD_MAX_FEATURES`` (64) only: standardisation makes a sparse ``x`` dense (every
@@ -58,12 +59,21 @@ def families_for(members: Any, n_features: int) -> tuple[Family, ...]:
     return NONLINEAR_FAMILIES if members != "linear" and n_features <= NONLINEAR_MAX_FEATURES else ()
 
 
-def forests_for(members: Any, n_features: int) -> tuple[Family, ...]:
-    """The forest family for ``members="auto"`` at ``d <= FOREST_MAX_FEATURES``, if registered."""
+def forests_for(
+    members: Any, n_features: int, params: dict[str, Any] | None = None, copies: int = 1
+) -> tuple[Family, ...]:
+    """The forest family for ``members="auto"`` at ``d <= FOREST_MAX_FEATURES``, if registered and
+    if its ``copies`` members (one per input form), every tree at its full node budget, fit the
+    memory budget of ``params`` (the learner's; the default budget without one)."""
     from . import ALGORITHMS  # the registry imports this module
+    from .covariance import DEFAULT_MEMORY_BUDGET
+    from .forest.learner import forest_nbytes
 
     members = check_members(members)
     if members != "auto" or n_features > FOREST_MAX_FEATURES or FOREST not in ALGORITHMS:
+        return ()
+    options = {**(params or {}), **FOREST_OPTIONS}
+    if copies * forest_nbytes(n_features, options) > options.get("memory_budget", DEFAULT_MEMORY_BUDGET):
         return ()
     return ((ALGORITHMS[FOREST], dict(FOREST_OPTIONS)),)
 

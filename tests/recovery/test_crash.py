@@ -29,7 +29,6 @@ from service.client.replay import replay
 from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis
@@ -185,8 +184,8 @@ def test_kill_9_anywhere_loses_nothing_and_changes_no_bit(crashy: Crashy, stream
 
     reference = ModelConfig.model_validate(CONFIG).build_learner()
     for x, label in zip(X, y, strict=True):
-        reference.learn(unit_l2(np.asarray(x)), int(label))
-    expected = [reference.score(unit_l2(np.asarray(x))) for x in probe]
+        reference.learn(served(CONFIG, x), int(label))
+    expected = [reference.score(served(CONFIG, x)) for x in probe]
     assert [p.score for p in served] == expected  # bit for bit
 
     # Every part of the state that a restart could get wrong: the measures (from the served
