@@ -140,7 +140,7 @@ class EtaGrid(LearnerInterface):
         self.member_algorithms: list[str] = []
         self.member_forms: list[str] = []
         for k, (cls, options) in enumerate(spanning):
-            shared = {key: v for key, v in params.items() if key in cls.param_spec()}
+            shared = params if k == 0 else {key: v for key, v in params.items() if key in cls.param_spec()}
             _check_fits(cls, n_features, {**shared, **options}, copies=len(configs) * len(forms))
             name = cls.algorithm if k == 0 else family_name((cls, options))
             for form in forms:
