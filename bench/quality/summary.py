@@ -117,6 +117,7 @@ def goal_lines(
         return []
     best_sum = max(peers, key=lambda r: r["sum"])
     best_cost = min(peers, key=lambda r: r["cost1000"])
+    names = labels_of()
     gap = d["sum"] - best_sum["sum"]
     ratio = d["cost1000"] / best_cost["cost1000"]
     behind = []
@@ -124,7 +125,7 @@ def goal_lines(
         cells = dataset_cells(result)
         peer_sums = [(v["sum"][0].value, k) for k, v in cells.items() if k.startswith("peer:")]
         top, peer = max(peer_sums)
-        behind.append((cells[key]["sum"][0].value - top, result["name"], by[peer]["label"]))
+        behind.append((cells[key]["sum"][0].value - top, result["name"], names.get(peer, (peer, ""))[0]))
     late = [b for b in behind if b[0] < -STREAM_SLACK]
     worst = min(behind)
     fastest = min(peers, key=lambda r: r["us_label"])
