@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
 
-from ..engine import Engine, FeedbackResult
+from ..engine import Engine, FeedbackResult, LabelItem
 from .auth import require_key
 from .dependencies import EngineDep, tag_model
+from .errors import status_of
+from .responses import KEY, refusals
 from .schemas import FeedbackBatchOut, FeedbackOut, FeedbackRequest, features_payload
 
 router = APIRouter(tags=["labels"], dependencies=[Depends(require_key)])
@@ -26,7 +28,7 @@ def _out(result: FeedbackResult) -> FeedbackOut:
         updated=result.updated,
         model_version=result.model_version,
         delay_seconds=result.delay_seconds,
-        status=200 if result.error is None else result.error.status,
+        status=200 if result.error is None else status_of(result.error),
         error=None if result.error is None else str(result.error),
         ignored_features=list(result.ignored),
     )
@@ -35,39 +37,55 @@ def _out(result: FeedbackResult) -> FeedbackOut:
 @router.post(
     "/feedback",
     response_model=FeedbackOut | FeedbackBatchOut,
-    responses={
-        404: {"description": "unknown or expired prediction id (the reason is given)"},
-        409: {"description": "the prediction id was labelled before with another value (label_conflict)"},
-        410: {"description": "the prediction's model was replaced or deleted"},
-        413: {"description": "batch or body too large"},
-        422: {"description": "invalid label or features (nothing was applied)"},
-        503: {
-            "description": "store or model unavailable: the outcome is unknown; retry the same request "
-            "after Retry-After (a label retried with the same id and value answers the first outcome)"
-        },
-    },
+    responses=refusals(
+        *KEY,
+        400,
+        404,
+        409,
+        410,
+        413,
+        422,
+        503,
+        _404="unknown or expired prediction id, or unknown model (the reason is given)",
+        _409="the prediction id was labelled before with another value (label_conflict)",
+        _410="the prediction's model was replaced or deleted (model_gone)",
+        _422="invalid label or features (nothing was applied)",
+        _503="store or model unavailable: the outcome is unknown; retry the same request after "
+        "Retry-After (a label retried with the same id and value answers the first outcome)",
+    ),
 )
 async def feedback(
     body: FeedbackRequest, request: Request, engine: EngineDep
 ) -> FeedbackOut | FeedbackBatchOut:
     """Apply labels. A prediction id counts once: a retry with the same value answers the first
     outcome again (``duplicate: true``); another value is a 409 ``label_conflict``."""
+    labels = label_items(body)
+    tag_model(request, body.model or (labels[0].model if labels else None))
+    return await answer_feedback(engine, body, labels)
+
+
+def label_items(body: FeedbackRequest) -> list[LabelItem]:
+    """The labels of a request for earlier predictions, each prediction id read once, here."""
     if body.items is None:
-        tag_model(request, body.model or (body.prediction_id or "").split(":", 1)[0])
-    else:
-        tag_model(request, body.model or (body.items[0].prediction_id or "").split(":", 1)[0])
-    return await answer_feedback(engine, body)
+        return [] if body.prediction_id is None else [LabelItem.read(body.prediction_id, body.label)]
+    if body.model is not None:
+        return []
+    return [LabelItem.read(i.prediction_id or "", i.label) for i in body.items]
 
 
-async def answer_feedback(engine: Engine, body: FeedbackRequest) -> FeedbackOut | FeedbackBatchOut:
-    """The reply to a feedback request (shared by REST and the WebSocket).
+async def answer_feedback(
+    engine: Engine, body: FeedbackRequest, labels: list[LabelItem] | None = None
+) -> FeedbackOut | FeedbackBatchOut:
+    """The reply to a feedback request (shared by REST and the WebSocket); ``labels`` are its
+    :func:`label_items` when the caller read them already.
 
     A single label that cannot be applied raises its error (404, 410, ...); in a batch each
     item carries its own ``status`` and ``error``.
     """
+    labels = label_items(body) if labels is None else labels
     if body.items is None:
         if body.prediction_id is not None:
-            [result] = await engine.feedback([(body.prediction_id, body.label)])
+            [result] = await engine.feedback(labels)
         else:
             assert body.model is not None and body.features is not None
             [result] = await engine.feedback_examples(
@@ -80,5 +98,5 @@ async def answer_feedback(engine: Engine, body: FeedbackRequest) -> FeedbackOut 
         pairs = [(features_payload(i.features), i.label) for i in body.items if i.features is not None]
         results = await engine.feedback_examples(body.model, pairs)
     else:
-        results = await engine.feedback([(i.prediction_id or "", i.label) for i in body.items])
+        results = await engine.feedback(labels)
     return FeedbackBatchOut(results=[_out(r) for r in results])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -35,7 +36,7 @@ from model_store import StoreError
 from ..engine import Engine, EngineError, store_failure
 from ..settings import Settings
 from .auth import is_open, key_allowed
-from .errors import json_safe
+from .errors import json_safe, status_of
 from .feedback import answer_feedback
 from .predict import answer_predict
 from .schemas import FeedbackRequest, PredictRequest
@@ -55,8 +56,8 @@ def _error(status: int, field: str, message: str, kind: str) -> Reply:
 
 def _engine_error(error: EngineError) -> Reply:
     """An engine refusal with the status, kind and retry advice REST answers it with
-    (:mod:`service.engine.errors`); ``retry_after`` is the ``Retry-After`` header's value."""
-    reply = _error(error.status, error.field, error.problem, error.kind)
+    (:mod:`service.api.errors`); ``retry_after`` is the ``Retry-After`` header's value."""
+    reply = _error(status_of(error), error.field, error.problem, error.kind)
     if (seconds := error.retry_after_seconds) is not None:
         reply["retry_after"] = seconds
     return reply
@@ -104,6 +105,10 @@ class _RateLimit:
             return True
         return False
 
+    def wait_seconds(self) -> int:
+        """Whole seconds (at least 1, like ``Retry-After``) until the bucket holds a message again."""
+        return max(1, math.ceil((1.0 - self.tokens) / self.rate))
+
 
 @router.websocket("/ws")
 async def stream(websocket: WebSocket) -> None:
@@ -144,6 +149,8 @@ def _dispatch(
         reply = _error(
             429, "message", f"more than {rate:g} messages a second on this connection", "rate_limited"
         )
+        reply["retry_after"] = limit.wait_seconds()
+        message = _parsed(text)  # not handled, but its reply names it
     else:
         try:
             message = json.loads(text)
@@ -154,6 +161,14 @@ def _dispatch(
         else:
             return (*_ids(message), asyncio.ensure_future(handle(engine, message)))
     return (*_ids(message), _ready(reply))
+
+
+def _parsed(text: str) -> Any:
+    """The JSON of a message that will not be handled (for its id and type), or None."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _ids(message: Any) -> tuple[Any, Any]:

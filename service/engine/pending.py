@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from model_store import ModelStore, PendingLimitExceeded, PendingPrediction
+from model_store import PendingLimitExceeded, PendingPrediction, PendingStore
 
 from .cancellation import finish, reraise_cancellation
 
@@ -33,7 +33,9 @@ class _Batch:
 class PendingWriter:
     """Stores a model's pending predictions in groups; ``put`` returns once they are stored."""
 
-    def __init__(self, store: ModelStore, model: str, generation: int, ttl: float, limit: int | None) -> None:
+    def __init__(
+        self, store: PendingStore, model: str, generation: int, ttl: float, limit: int | None
+    ) -> None:
         self.store = store
         self.model = model
         self.generation = generation

@@ -1,7 +1,7 @@
 """kill -9 at random points, mid-checkpoint included: the weights end bit-identical.
 
 The service runs as a subprocess against a Redis server of the test's own (append-only).
-The client's replay loop (``service.client.replay``) streams 20,000 labelled a9a examples
+The replay loop (``service.replay_loop``) streams 20,000 labelled a9a examples
 through /predict and /feedback in chunks, its retries getting through whatever a crash
 interrupted (each failed attempt restarts the service if it is down), while the test SIGKILLs
 the service at seeded random moments (during requests, between them, and inside a checkpoint
@@ -25,10 +25,10 @@ import numpy as np
 import pytest
 
 from service.client import Client, RetryEvent, RetryPolicy
-from service.client.replay import replay
 from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
+from service.replay_loop import replay
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis
@@ -184,8 +184,8 @@ def test_kill_9_anywhere_loses_nothing_and_changes_no_bit(crashy: Crashy, stream
 
     reference = ModelConfig.model_validate(CONFIG).build_learner()
     for x, label in zip(X, y, strict=True):
-        reference.learn(served(CONFIG, x), int(label))
-    expected = [reference.score(served(CONFIG, x)) for x in probe]
+        reference.learn(served_vector(CONFIG, x), int(label))
+    expected = [reference.score(served_vector(CONFIG, x)) for x in probe]
     assert [p.score for p in served] == expected  # bit for bit
 
     # Every part of the state that a restart could get wrong: the measures (from the served
