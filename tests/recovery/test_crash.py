@@ -31,6 +31,7 @@ from service.model_config import ModelConfig
 from service.replay_loop import replay
 
 from ..conftest import dataset_path
+from ..support.model_state import served as served_vector
 from ..support.private_redis import PrivateRedis
 from ..support.service_process import ServiceProcess
 
