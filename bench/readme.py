@@ -141,8 +141,9 @@ def defaults_block(benchmarks: Path) -> str:
         "standardised features, and its neural network `--nn`) and scikit-learn, with the same stream "
         "orders for every system, on two sets of public data "
         f"([{LINK}]({LINK}#learning-quality-python--m-benchquality)). "
-        "The *tuning* set (nine data sets) is where the defaults, the grid, the members and the "
-        "combiner were chosen, so its margin is in-sample; the *reporting* set (eight streams: shared, "
+        "The *tuning* set (nine data sets; a run may cover fewer, the section says which) is where the "
+        "defaults, the grid, the members and the combiner were chosen, so its margin is in-sample; the "
+        "*reporting* set (eight streams: shared, "
         "scikit-learn's and river's data, seeded generators) was used for no choice. Against the "
         "goals, on the reporting set:",
         "",
