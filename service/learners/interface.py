@@ -11,15 +11,12 @@ from __future__ import annotations
 import abc
 import contextlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .errors import StateBorrowed
 from .migration import FeatureMigration, migrate
-
-if TYPE_CHECKING:
-    from .base import StreamResult, UpdateInfo
 
 
 class LearnerInterface(abc.ABC):
@@ -56,10 +53,12 @@ class LearnerInterface(abc.ABC):
         return 1 if self.score(x) >= 0.0 else -1
 
     @abc.abstractmethod
-    def learn(self, x: Any, y: Any) -> UpdateInfo: ...
+    def learn(self, x: Any, y: Any) -> Any:
+        """One online round; an :class:`~service.learners.base.UpdateInfo`."""
 
     @abc.abstractmethod
-    def run(self, X: Any, y: Any) -> StreamResult: ...
+    def run(self, X: Any, y: Any) -> Any:
+        """Progressive validation over a stream; a :class:`~service.learners.base.StreamResult`."""
 
     @abc.abstractmethod
     def weights(self) -> np.ndarray: ...
