@@ -268,8 +268,25 @@ def benchmarks_block(benchmarks: Path) -> str:
         ensemble_cost_item(benchmarks),
         drift_item(benchmarks),
         retention_item(benchmarks),
+        challenger_item(benchmarks),
     ]
     return "\n".join(lines)
+
+
+def challenger_item(benchmarks: Path) -> str:
+    """The challenger-cost bullet: the ratios per label and per prediction, with their ranges."""
+    head = (
+        "- **Challengers** (`.venv/bin/python -m bench.challenger_cost`): a model with one challenger of "
+        "its own configuration against the model alone"
+    )
+    body = read_section(benchmarks, "challenger-cost")
+    if body is None:
+        return f"{head}; its section is not in {LINK} yet."
+    rows = table(body, "d")
+    cells = "; ".join(
+        f"d = {r['d']}: {r['label ratio']} per label, {r['prediction ratio']} per prediction" for r in rows
+    )
+    return f"{head} (median of the per-repeat ratios, range in brackets; goal: at most 2x): {cells}."
 
 
 def retention_item(benchmarks: Path) -> str:

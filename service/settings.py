@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     checkpoint_every_events: int = Field(1000, ge=1)
     checkpoint_every_seconds: float = Field(30.0, gt=0)
     checkpoints_kept: int = Field(3, ge=1)
+    max_challengers: int = Field(2, ge=0, le=16)
+    """Challengers a model may have at once (each costs about one model per label and per prediction)."""
     log_retain_entries: int = Field(0, ge=0)
     """Log entries (labels) each model keeps behind its oldest retained checkpoint, to be replayed:
     at least the newest this many (0: none beyond the checkpoints). Costs about the bytes of one

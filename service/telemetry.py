@@ -322,6 +322,24 @@ class ModelStateCollector(Collector):
         drift = CounterMetricFamily(
             "acog_drift", "Drifts the model's detector signalled on its online loss.", labels=["model"]
         )
+        challenger_labels = CounterMetricFamily(
+            "acog_challenger_labels", "Labels a challenger learned.", labels=["model", "challenger"]
+        )
+        challenger_sum = gauge(
+            "acog_challenger_weighted_sum",
+            "A challenger's running weighted sum (prequential).",
+            ("challenger",),
+        )
+        challenger_cost = gauge(
+            "acog_challenger_weighted_cost",
+            "A challenger's running weighted cost (prequential).",
+            ("challenger",),
+        )
+        challenger_agreement = gauge(
+            "acog_challenger_agreement",
+            "Share of this process's predictions a challenger, scoring in shadow, labelled as the model did.",
+            ("challenger",),
+        )
         weighted_sum = gauge("acog_weighted_sum", "Running weighted sum of sensitivity and specificity.")
         weighted_cost = gauge("acog_weighted_cost", "Running weighted misclassification cost.")
         sensitivity = gauge("acog_sensitivity", "Running sensitivity (true positive rate).")
@@ -352,6 +370,11 @@ class ModelStateCollector(Collector):
             mistakes.add_metric([name, "negative"], m.m_n)
             updates.add_metric([name], view.updates)
             drift.add_metric([name], view.drift_detections)
+            for c in view.challengers:
+                challenger_labels.add_metric([name, c.name], c.labels)
+                challenger_sum.add_metric([name, c.name], c.weighted_sum)
+                challenger_cost.add_metric([name, c.name], c.weighted_cost)
+                challenger_agreement.add_metric([name, c.name], c.agreement)
             weighted_sum.add_metric([name], m.weighted_sum)
             weighted_cost.add_metric([name], m.weighted_cost)
             sensitivity.add_metric([name], m.sensitivity)
@@ -374,6 +397,10 @@ class ModelStateCollector(Collector):
             mistakes,
             updates,
             drift,
+            challenger_labels,
+            challenger_sum,
+            challenger_cost,
+            challenger_agreement,
             weighted_sum,
             weighted_cost,
             sensitivity,

@@ -26,7 +26,7 @@ from ..engine import Engine
 from ..learners import warm_up
 from ..settings import Settings
 from ..telemetry import Telemetry
-from . import docs, errors, feedback, health, models, predict, ws
+from . import challengers, docs, drift, errors, feedback, health, models, predict, rollback, ws
 from .auth import is_open
 from .limits import BodySizeLimit
 
@@ -162,6 +162,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.telemetry = telemetry
     for router in (predict.router, feedback.router, models.router, ws.router, health.router):
+        app.include_router(router)
+    for router in (rollback.router, drift.router, challengers.router):  # history, drift, challengers
         app.include_router(router)
     errors.install(app)
     app.add_middleware(RequestTimer, telemetry=telemetry)

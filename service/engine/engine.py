@@ -27,7 +27,9 @@ from model_store import ModelStore, StoreIdentity
 from ..model_config import ModelConfig
 from ..schema_change import SchemaChangeRequest
 from ..settings import Settings
+from .challenge import Challenges
 from .changes import ModelChanges, PutOutcome
+from .drift_policy import DriftPolicies
 from .instances import InstanceReader
 from .labels import FeedbackResult, LabelItem, LabelRouter
 from .lifecycle import Lifecycle, replica_id
@@ -35,6 +37,7 @@ from .observer import Observer
 from .predictor import Prediction, Predictor
 from .registry import Registry, replica_settings
 from .replica import ModelReplica
+from .rollback import Rollbacks
 from .runtime import Applied
 from .view import FailedModel, ModelView
 
@@ -53,6 +56,11 @@ class Engine:
         reader = InstanceReader(settings, self.observer)
         self.predictor = Predictor(settings, self.registry, reader, self.observer)
         self.labels = LabelRouter(settings, self.registry, reader, self.observer)
+        self.rollbacks = Rollbacks(store, self.registry.serving, self.registry.install)
+        self.drift_policies = DriftPolicies(self.registry.serving, settings.max_challengers)
+        self.challenges = Challenges(
+            store, settings, self.registry.serving, self.registry.install, self.changes.check_config
+        )
 
     # --- state ----------------------------------------------------------------------------
 
