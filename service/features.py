@@ -134,6 +134,11 @@ class FeatureSpace:
                     field, 'must be a list of numbers or {"indices": [...], "values": [...]} for this model'
                 )
             x: Any = (np.asarray(features["indices"], dtype=np.int64), np.asarray(features["values"]))
+            if x[0].size > 1 and not bool(np.all(x[0][1:] > x[0][:-1])):
+                raise FeatureError(
+                    f"{field}.indices", "must be strictly increasing (sorted, each index once); got "
+                    f"{features['indices'][:20]!r}"
+                )
         elif isinstance(features, list | tuple):
             x = np.asarray(features, dtype=np.float64)
         else:

@@ -83,12 +83,14 @@ class Settings(BaseSettings):
 
     # --- models -----------------------------------------------------------------------------
     default_model: dict[str, Any] | None = None
-    warm_up: Literal["all", "models"] = "all"
-    """Kernels compiled (or loaded from the disk cache) before ``/readyz`` says ready: ``all``, every
-    algorithm's, so that a model created later, of any algorithm, never waits for numba (a compile
-    on a cold kernel cache, once; a load from the cache afterwards); ``models``, only those of the
-    stored models and ``default_model`` (a model of another algorithm is compiled while it is created)."""
     """A model created at start-up when absent: a model config plus its ``name``."""
+    warm_up: Literal["all", "models"] = "models"
+    """Kernels compiled (or loaded from the disk cache) before ``/readyz`` says ready (the port
+    listens from the start, ``/healthz`` answers, ``/readyz`` says what is left): ``models``, only
+    those of the stored models and ``default_model``; a model of another algorithm is compiled
+    while it is created (``PUT /models/{name}`` answers once it is), never on the label path.
+    ``all``: every algorithm's, so that no model created later waits for numba (a compile on a
+    cold kernel cache, once; a load from the cache afterwards)."""
     memory_budget_bytes: int = Field(512 * 2**20, ge=2**20)
     """Upper bound on one model's covariance matrices (full ACOG, AROW)."""
 

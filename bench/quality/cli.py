@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated system keys (service:defaults,...): run these rows only, kept in the cache "
         "with its other rows (no report; --render-only writes it)",
     )  # fmt: skip
-    p.add_argument("--study", action="store_true", help="the defaults study (issue 9) instead")
+    p.add_argument("--study", action="store_true", help="the defaults study instead")
     return p
 
 

@@ -108,7 +108,7 @@ MAPPED_ROWS: tuple[tuple[str, str, dict[str, Any], dict[str, Any]], ...] = (
      {"update": "acog-diag"}),
     ("nogd-acog", "ACOG over Nystrom features", {"algorithm": "nogd", **L2_LINEAR}, {"update": "acog"}),
 )  # fmt: skip
-"""Issue 20: the feature maps under ACOG (the ``update`` learner parameter; opt-in)."""
+"""The nonlinear members: the feature maps under ACOG (the ``update`` learner parameter; opt-in)."""
 PEER_ROWS = (
     ("river-pa", "river PA-I", False),
     ("river-alma", "river ALMA", False),

@@ -40,8 +40,8 @@ from .warm_up import WarmUp, warm_up
 ALGORITHMS: dict[str, type[Learner]] = register(
     [
         *(Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID),
-        *(SDROGD, Pegasos),  # algorithms-round2.md §1
-        *(Quadratic, FOGD, NOGD),  # issue 20: nonlinear members
+        *(SDROGD, Pegasos),  # docs/learners.md §8
+        *(Quadratic, FOGD, NOGD),  # the nonlinear members
         AMF,  # the Aggregated Mondrian Forest (service.learners.forest)
     ]
 )

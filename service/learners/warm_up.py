@@ -16,12 +16,18 @@ configuration also names the learners its ensemble's families run (``member_algo
 With :func:`service.jit_cache.configure` called by the process, numba loads the machine code
 from the cache directory when it is there; a warm-up in a process that already ran the
 kernels only re-runs the tiny learners (microseconds).
+
+Progress: inside :func:`reporting`, every warm-up (in this context, threads started from it with
+``asyncio.to_thread`` included) calls the reporter before each algorithm with ``(k, n, name)``
+(algorithm ``k`` of ``n`` is being compiled or loaded) and once at the end with ``(n, n, None)``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,6 +51,22 @@ class ResolvesAlgorithm(Protocol):
 Target = str | OnlineLearner | ResolvesAlgorithm
 """An algorithm name (``"ssacog"``, or an ensemble's ``"auto:acog"``), a learner, or a model
 configuration."""
+
+
+Reporter = Callable[[int, int, "str | None"], None]
+"""``(k, n, algorithm)``: algorithm ``k`` (1-based) of ``n`` starts; ``(n, n, None)``: all done."""
+
+_reporter: ContextVar[Reporter | None] = ContextVar("warm_up_reporter", default=None)
+
+
+@contextmanager
+def reporting(reporter: Reporter) -> Iterator[None]:
+    """Every :func:`warm_up` in this context reports its progress to ``reporter``."""
+    token = _reporter.set(reporter)
+    try:
+        yield
+    finally:
+        _reporter.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +103,15 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
         )
     before = _specialisations()
     start = time.perf_counter()
-    for name in names:
+    report = _reporter.get()
+    for k, name in enumerate(names, start=1):
+        if report is not None:
+            report(k, len(names), name)
         _exercise(ALGORITHMS[name])
     unit_l2(np.array([3.0, 4.0]))
     standardise_rows(np.ones((1, 1)), np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1), True)
+    if report is not None:
+        report(len(names), len(names), None)
     seconds = time.perf_counter() - start
     compiled: list[str] = []
     loaded: list[str] = []

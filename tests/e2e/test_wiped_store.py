@@ -1,4 +1,4 @@
-"""Start-up refuses a store that lost its data, rather than serving into nothing (issue 15).
+"""Start-up refuses a store that lost its data, rather than serving into nothing.
 
 - With ``ACOG_STORE_EPOCH`` pinned to the epoch ``/readyz`` showed, a flushed store (a Redis
   restarted without persistence) stops the start with one clear error.
