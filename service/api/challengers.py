@@ -12,17 +12,24 @@ from ..model_config import ModelConfig
 from .auth import require_admin
 from .dependencies import EngineDep, tag_model
 from .models import describe
+from .responses import ADMIN, refusals
 from .schemas import ModelInfo, ModelNameInPath
 
 router = APIRouter(prefix="/models", tags=["models"])
 ChallengerId = Annotated[str, Path(min_length=1, max_length=64, pattern=ID_PATTERN)]
 
-RESPONSES: dict[int | str, dict[str, str]] = {
-    404: {"description": "unknown model or challenger"},
-    409: {"description": "the model or the challenger was changed meanwhile by another request"},
-    410: {"description": "the model was replaced or deleted meanwhile"},
-    503: {"description": "store or model unavailable: retry the same request after Retry-After"},
-}
+RESPONSES = refusals(
+    *ADMIN,
+    400,
+    404,
+    409,
+    410,
+    422,
+    503,
+    _404="unknown model or challenger",
+    _409="the model or the challenger was changed meanwhile by another request",
+    _503="store or model unavailable: retry the same request after Retry-After",
+)
 
 
 @router.put(
@@ -31,10 +38,12 @@ RESPONSES: dict[int | str, dict[str, str]] = {
     dependencies=[Depends(require_admin)],
     responses={
         **RESPONSES,
-        422: {
-            "description": "a configuration that does not share the model's feature space (n_features, "
-            "feature_names, max_features, normalize, label_format), or over max_challengers"
-        },
+        **refusals(
+            413,
+            422,
+            _422="a configuration that does not share the model's feature space (n_features, "
+            "feature_names, max_features, normalize, label_format), or over max_challengers",
+        ),
     },
 )
 async def put_challenger(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .auth import require_admin
 from .dependencies import EngineDep, tag_model
 from .models import describe
+from .responses import ADMIN, refusals
 from .schemas import ModelInfo, ModelNameInPath
 
 router = APIRouter(prefix="/models", tags=["models"])
@@ -30,12 +31,16 @@ class DriftPolicy(BaseModel):
     "/{name}/drift_policy",
     response_model=ModelInfo,
     dependencies=[Depends(require_admin)],
-    responses={
-        404: {"description": "unknown model"},
-        410: {"description": "the model was replaced or deleted meanwhile"},
-        422: {"description": "an unknown policy (the field is named)"},
-        503: {"description": "store or model unavailable: retry the same request after Retry-After"},
-    },
+    responses=refusals(
+        *ADMIN,
+        400,
+        404,
+        410,
+        422,
+        503,
+        _422="an unknown policy (the field is named)",
+        _503="store or model unavailable: retry the same request after Retry-After",
+    ),
 )
 async def set_drift_policy(
     name: ModelNameInPath, policy: DriftPolicy, request: Request, engine: EngineDep

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .auth import require_admin, require_key
 from .dependencies import EngineDep, tag_model
 from .models import describe
+from .responses import ADMIN, KEY, refusals
 from .schemas import ModelInfo, ModelNameInPath
 
 router = APIRouter(prefix="/models", tags=["models"])
@@ -34,7 +35,12 @@ class RollbackRequest(BaseModel):
     )
 
 
-@router.get("/{name}/checkpoints", response_model=CheckpointList, dependencies=[Depends(require_key)])
+@router.get(
+    "/{name}/checkpoints",
+    response_model=CheckpointList,
+    dependencies=[Depends(require_key)],
+    responses=refusals(*KEY, 404, 422, 503),
+)
 async def list_checkpoints(name: ModelNameInPath, request: Request, engine: EngineDep) -> CheckpointList:
     """The current generation's retained checkpoints (``ACOG_CHECKPOINTS_KEPT``), newest first: the
     versions a rollback can restore."""
@@ -54,12 +60,17 @@ async def list_checkpoints(name: ModelNameInPath, request: Request, engine: Engi
     "/{name}/rollback",
     response_model=ModelInfo,
     dependencies=[Depends(require_admin)],
-    responses={
-        404: {"description": "unknown model"},
-        409: {"description": "the model was changed meanwhile by another request"},
-        422: {"description": "no retained checkpoint at that version (the retained ones are named)"},
-        503: {"description": "store or model unavailable: retry the same request after Retry-After"},
-    },
+    responses=refusals(
+        *ADMIN,
+        400,
+        404,
+        409,
+        422,
+        503,
+        _409="the model was changed meanwhile by another request",
+        _422="no retained checkpoint at that version (the retained ones are named)",
+        _503="store or model unavailable: retry the same request after Retry-After",
+    ),
 )
 async def rollback(
     name: ModelNameInPath, body: RollbackRequest, request: Request, engine: EngineDep
