@@ -9,7 +9,8 @@ Three input forms, chosen by the model's schema:
   name). A closed schema (``feature_names`` only) refuses other names and also takes a dense
   list in ``feature_names`` order.
 
-The vector is L2-normalised (``normalize: "l2"``; a zero vector stays zero) before it is
+The vector is L2-normalised (``normalize: "l2"``, or ``"auto"`` for a learner other than the
+``eta="auto"`` ensemble, which normalises for its members; a zero vector stays zero) before it is
 scored and stored, so a replay reads exactly what was scored.
 
 **Presence.** For most learners an explicit 0 and an absent feature are the same thing, and the
@@ -187,7 +188,7 @@ class FeatureSpace:
 
     def _normalised(self, vector: SparseVector) -> SparseVector:
         idx, val = vector
-        if self.config.normalize == "l2":
+        if self.config.request_normalize == "l2":
             val = unit_l2(val)
         return idx, val
 

@@ -86,16 +86,16 @@ import contextlib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import driver
 from .driver import NoParams, RhoConfig, RhoMode
-from .errors import InvalidInput, InvalidParameter, StateBorrowed
+from .errors import InvalidInput, InvalidParameter
 from .inputs import SparseVector, canonical, with_intercept
-from .migration import FeatureMigration, migrate
+from .interface import LearnerInterface
 from .params import COMMON_PARAMS as COMMON_PARAMS
 from .params import COST_PARAMS as COST_PARAMS
 from .params import _real as _real
@@ -142,49 +142,10 @@ class StreamResult:
         return np.where(self.scores >= 0.0, 1, -1).astype(np.int8)
 
 
-class OnlineLearner(Protocol):
-    """What the service needs of a learner: :class:`Learner` and the ``eta="auto"``
-    ensemble (:class:`service.learners.ensemble.EtaGrid`) both provide it. See the module
-    docstring for the meaning of each member."""
-
-    n_features: int
-
-    @property
-    def algorithm(self) -> str: ...
-
-    @property
-    def params(self) -> dict[str, Any]: ...
-
-    @property
-    def rho(self) -> float: ...
-
-    @property
-    def rho_estimate(self) -> float: ...
-
-    @property
-    def eta(self) -> float: ...
-
-    def score(self, x: Any) -> float: ...
-
-    def predict(self, x: Any) -> int: ...
-
-    def learn(self, x: Any, y: Any) -> UpdateInfo: ...
-
-    def run(self, X: Any, y: Any) -> StreamResult: ...
-
-    def weights(self) -> np.ndarray: ...
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def to_state(self, copy: bool = True) -> dict[str, Any]: ...
-
-    def borrowed_state(self) -> contextlib.AbstractContextManager[dict[str, Any]]: ...
-
-    def load_state(self, state: Mapping[str, Any]) -> None: ...
-
-    def state_nbytes(self) -> int: ...
-
-    def migrate(self, migration: FeatureMigration) -> OnlineLearner: ...
+OnlineLearner = LearnerInterface
+"""What the service needs of a learner: :class:`Learner` and the ``eta="auto"`` ensemble
+(:class:`service.learners.ensemble.EtaGrid`) both derive from it. See the module docstring for the
+meaning of each member."""
 
 
 def read_only(arr: np.ndarray) -> np.ndarray:
@@ -194,11 +155,12 @@ def read_only(arr: np.ndarray) -> np.ndarray:
     return view
 
 
-class Learner:
-    """Base class: validation, state and the two call paths. See the module docstring."""
+class Learner(LearnerInterface):
+    """Base class of a single learner: validation, state and the two call paths. See the module
+    docstring; what it shares with the ensemble is in :class:`LearnerInterface`."""
 
-    algorithm: ClassVar[str]
-    """Registry name, e.g. ``"acog"``."""
+    algorithm: str
+    """Registry name, e.g. ``"acog"`` (a class attribute of each algorithm)."""
     own_params: ClassVar[dict[str, tuple[Any, Callable[[Any], Any]]]] = {}
     """Hyper-parameters of this algorithm: name -> (default, check)."""
     cost_sensitive: ClassVar[bool] = True
@@ -223,7 +185,7 @@ class Learner:
             raise InvalidParameter(
                 unknown[0], f"is not a parameter of {self.algorithm} (it takes: {', '.join(spec)})"
             )
-        self.params: dict[str, Any] = {
+        self._params: dict[str, Any] = {
             name: check(params[name]) if name in params else default
             for name, (default, check) in spec.items()
         }
@@ -241,6 +203,11 @@ class Learner:
         self._arrays = self._fresh_state()
         self._st = self.state_type(**self._arrays)
         self._borrows = 0
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The checked hyper-parameters, defaults filled in."""
+        return self._params
 
     # --- what subclasses provide ---------------------------------------------------------
 
@@ -269,10 +236,6 @@ class Learner:
         """``mu . x``."""
         idx, val = self._vector(x)
         return float(driver.score_one(self._st, idx, val))
-
-    def predict(self, x: Any) -> int:
-        """``sign(mu . x)`` with ``sign(0) = +1``: +1 is the anomaly class."""
-        return 1 if self.score(x) >= 0.0 else -1
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         """One online round: score ``x``, suffer the loss for label ``y``, update.
@@ -402,11 +365,6 @@ class Learner:
     def state_nbytes(self) -> int:
         return sum(int(a.nbytes) for a in self._arrays.values())
 
-    def migrate(self, migration: FeatureMigration) -> OnlineLearner:
-        """This learner carried onto a new feature schema (:mod:`service.learners.migration`); the
-        learner itself is left as it was."""
-        return migrate(self, migration)
-
     def _state_templates(self, state: Mapping[str, Any]) -> Mapping[str, np.ndarray]:
         """The arrays ``load_state`` takes, each with the dtype and shape it must have: the current
         ones (a learner whose shapes depend on its state, OPID, derives them from ``state``)."""
@@ -427,10 +385,6 @@ class Learner:
         }
         state.update({name: share(arr) for name, arr in self._arrays.items()})
         return state
-
-    def _refuse_if_borrowed(self) -> None:
-        if self._borrows:
-            raise StateBorrowed(f"the state of this {self.algorithm} learner is borrowed (borrowed_state)")
 
     def _fresh_state(self) -> dict[str, np.ndarray]:
         arrays = {"counts": np.zeros(2, dtype=np.int64)}  # [t_p, t_n], read by the driver

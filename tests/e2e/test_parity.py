@@ -22,7 +22,7 @@ from service.client import Prediction
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 
-from ..support.model_state import answer, comparable, learn, scores, snapshot, state, unit_vector
+from ..support.model_state import answer, comparable, learn, scores, served, snapshot, state
 from ..support.private_redis import PrivateRedis
 from .client import Running, running
 from .conftest import N_FEATURES, German
@@ -219,15 +219,14 @@ def test_examples_never_scored_are_learned_like_the_library(server: Running, ger
             applied.append((result.model_version, i))
     assert sorted(v for v, _ in applied) == list(range(1, 121))
 
-    learner = ModelConfig.model_validate(config).build_learner()
+    model = ModelConfig.model_validate(config)
+    learner = model.build_learner()
     measures = Measures(Objective())
     for _, i in sorted(applied):
-        x = german.unit_row(i)
+        x = german.served_row(model, i)
         measures.update(german.y[i], learner.predict(x))  # the prediction at apply time
         learner.learn(x, german.y[i])
     learned = state(client, "examples")
     expected = measures.summary()
     assert {k: learned["measures"][k] for k in expected} == expected
-    assert scores(client, "examples", german.probe) == [
-        learner.score(unit_vector(r, N_FEATURES)) for r in german.probe
-    ]
+    assert scores(client, "examples", german.probe) == [learner.score(served(model, r)) for r in german.probe]
