@@ -32,6 +32,7 @@ from .learners import OnlineLearner
 from .learners.inputs import SparseVector
 from .measures import Measures, Objective
 from .model_config import ModelConfig
+from .normalization import unit_l2
 
 CHALLENGER_EVENT = "challenger"
 """The kind of the log entries that add (``put``), remove (``delete``) and promote challengers."""
@@ -45,8 +46,23 @@ def config_json(config: ModelConfig) -> str:
 
 
 def different_fields(champion: ModelConfig, challenger: ModelConfig) -> list[str]:
-    """The ``SHARED_FIELDS`` on which the two configurations differ."""
-    return [f for f in SHARED_FIELDS if getattr(champion, f) != getattr(challenger, f)]
+    """The ``SHARED_FIELDS`` on which the two configurations differ; ``normalize`` too where the
+    model is served unit rows and the challenger would read raw values (they cannot be recovered)."""
+    fields = [f for f in SHARED_FIELDS if getattr(champion, f) != getattr(challenger, f)]
+    modes = (champion.request_normalize, challenger.request_normalize)
+    if "normalize" not in fields and modes == ("l2", "none"):
+        fields.append("normalize")
+    return fields
+
+
+def served_to(challenger: ModelConfig, champion: ModelConfig, vector: SparseVector) -> SparseVector:
+    """The vector ``challenger`` reads of the one its model was served: scaled to unit L2 norm where
+    the model reads raw values (``normalize: "auto"`` on the ensemble) and the challenger, as a model
+    of its own (and once promoted), is served unit rows; else the same vector."""
+    if challenger.request_normalize == "l2" and champion.request_normalize == "none":
+        indices, values = vector
+        return indices, unit_l2(values)
+    return vector
 
 
 @dataclass

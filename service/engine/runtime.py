@@ -20,7 +20,7 @@ from typing import Any
 
 from model_store import LogEntry, parse_stream_id
 
-from ..challengers import CHALLENGER_EVENT, Challenger, config_json, different_fields
+from ..challengers import CHALLENGER_EVENT, Challenger, config_json, different_fields, served_to
 from ..drift import DRIFT_CHALLENGER, POLICIES, POLICY_EVENT, DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
@@ -169,7 +169,8 @@ class ModelRuntime:
         self.updates += info.updated
         drifted = self.drift.observe(entry.y, info.prediction, self.version)
         for name in sorted(self.challengers):
-            self.challengers[name].learn(vector, entry.y, self.version)
+            challenger = self.challengers[name]
+            challenger.learn(served_to(challenger.config, self.schema.config, vector), entry.y, self.version)
         if drifted:
             self._respond_to_drift()
         applied = Applied(
@@ -280,7 +281,7 @@ class ModelRuntime:
     def shadow(self, vector: SparseVector, label: int) -> None:
         """Score a prediction's vector by every challenger (the champion answered ``label``)."""
         for challenger in self.challengers.values():
-            challenger.shadow(vector, label)
+            challenger.shadow(served_to(challenger.config, self.schema.config, vector), label)
 
     def _change_challengers(self, entry: LogEntry) -> Applied:
         """Apply a challenger entry: ``put`` (add, or replace with another configuration: afresh),

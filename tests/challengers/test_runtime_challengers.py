@@ -13,6 +13,7 @@ from service.challengers import CHALLENGER_EVENT
 from service.engine.checkpoint import Snapshot
 from service.engine.runtime import ModelRuntime
 from service.model_config import ModelConfig
+from service.normalization import unit_l2
 
 D = 5
 CHAMPION = ModelConfig.model_validate({"n_features": D}).pinned()
@@ -62,7 +63,10 @@ def test_a_challenger_learns_what_a_fresh_model_would_from_the_labels_after_it()
         runtime.apply(e)
     fresh = ModelRuntime("f", 1, CHALLENGER, 2**29, window=20)
     for i, e in enumerate(after):
-        fresh.apply(LogEntry(e.stream_id, i + 1, e.prediction_id, e.example, e.y, e.yhat, 1.0, 2.0))
+        # what arow's own requests would have put in its log: unit rows (the ensemble's are raw)
+        assert e.example is not None and e.example.indices is not None
+        served = Example.sparse(e.example.indices, unit_l2(e.example.values))
+        fresh.apply(LogEntry(e.stream_id, i + 1, e.prediction_id, served, e.y, e.yhat, 1.0, 2.0))
     challenger = runtime.challengers["arow"]
     assert np.array_equal(challenger.learner.weights(), fresh.learner.weights())
     assert challenger.measures.counts == fresh.measures.counts  # both prequential (yhat 0 in the log)

@@ -17,8 +17,8 @@ import pytest
 import redis
 
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
 
+from ..support.model_state import served
 from ..support.private_redis import PrivateRedis
 from ..support.service_process import ServiceProcess
 
@@ -71,8 +71,8 @@ def examples(n: int, seed: int) -> tuple[list[list[float]], list[int]]:
 def reference_scores(X: list[list[float]], y: list[int], probe: list[list[float]]) -> list[float]:
     learner = ModelConfig.model_validate(CONFIG).build_learner()
     for x, label in zip(X, y, strict=True):
-        learner.learn(unit_l2(np.asarray(x)), label)
-    return [learner.score(unit_l2(np.asarray(x))) for x in probe]
+        learner.learn(served(CONFIG, x), label)
+    return [learner.score(served(CONFIG, x)) for x in probe]
 
 
 def label_one(stack: Stack, x: list[float], y: int) -> dict:

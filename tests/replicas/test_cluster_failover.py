@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
 
+from ..support.model_state import served as served_vector
 from .failover import CONFIG, MODEL, failover
 from .fleet import served, wait_for_version
 
@@ -29,8 +28,8 @@ def test_a_failover_with_a_lagging_replica_loses_no_acknowledged_label(tmp_path:
         assert len(run.log) == len(run.acknowledged)  # nothing in the log that was not acknowledged
         learner = ModelConfig.model_validate(CONFIG).build_learner()
         for x, label, _ in run.ordered():
-            learner.learn(unit_l2(np.asarray(x, dtype=np.float64)), label)
-        expected = [learner.score(unit_l2(np.asarray(x, dtype=np.float64))) for x in probe]
+            learner.learn(served_vector(CONFIG, x), label)
+        expected = [learner.score(served_vector(CONFIG, x)) for x in probe]
         total = len(run.log)
         for replica in [*replicas.alive(), replicas.add()]:
             wait_for_version(replica, MODEL, total)
