@@ -356,7 +356,10 @@ class ModelStateCollector(Collector):
         version = gauge("acog_model_version", "Label-log entries applied to the model.")
         pending = gauge("acog_pending_predictions", "Predictions waiting for their label.")
         age = gauge("acog_checkpoint_age_seconds", "Seconds since the last durable checkpoint.")
-        eta = gauge("acog_eta_selected", "Learning rate in use (chosen online when eta is auto).")
+        eta = gauge(
+            "acog_eta_selected",
+            "Learning rate in use (chosen online when eta is auto; absent while the forest leads the vote).",
+        )
         registered = gauge(
             "acog_features_registered", "Feature names registered (named schemas), else n_features."
         )

@@ -68,7 +68,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         tmp,
         {
             "ACOG_REDIS_URL": redis_server.url,
-            "ACOG_DEFAULT_MODEL": '{"name": "default", "n_features": 24}',
+            # linear members: a learning rate is always in use, so acog_eta_selected is defined (it
+            # is absent while a member without one, the forest, leads the default's vote)
+            "ACOG_DEFAULT_MODEL": '{"name": "default", "n_features": 24, "auto_members": "linear"}',
             "ACOG_MAINTENANCE_INTERVAL_SECONDS": "0.2",
             "ACOG_LABEL_TTL_SECONDS": "3",
         },
