@@ -27,7 +27,8 @@ from ..learners import warm_up
 from ..settings import Settings
 from ..telemetry import Telemetry
 from . import docs, errors, feedback, health, models, predict, ws
-from .auth import is_open
+from .auth import Keys
+from .hot import HotPath
 from .limits import BodySizeLimit
 
 log = logging.getLogger("acog.api")
@@ -103,10 +104,11 @@ class RequestTimer:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     telemetry = Telemetry(CollectorRegistry(auto_describe=True))
+    keys = Keys.of(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if is_open(settings):
+        if keys.open:
             log.warning("no ACOG_API_KEYS or ACOG_ADMIN_KEYS set: the API is open to anyone who can reach it")
         short = sum(len(key) < MIN_KEY_LENGTH for key in [*settings.api_keys, *settings.admin_keys])
         if short:
@@ -161,9 +163,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     docs.install(app)
     app.state.settings = settings
     app.state.telemetry = telemetry
+    app.state.keys = keys
     for router in (predict.router, feedback.router, models.router, ws.router, health.router):
         app.include_router(router)
     errors.install(app)
     app.add_middleware(RequestTimer, telemetry=telemetry)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    # outermost: /predict and /feedback skip the stack above (see service.api.hot)
+    app.add_middleware(
+        HotPath,
+        routes=[predict.ROUTE, feedback.ROUTE],
+        keys=keys,
+        telemetry=telemetry,
+        max_bytes=settings.max_body_bytes,
+    )
     return app
