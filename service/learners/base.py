@@ -20,6 +20,11 @@ every registered algorithm and for the ``eta="auto"``/``loss="auto"`` ensembles)
   scipy matrix; all three give bit-identical results. Bad input raises
   :class:`~service.learners.errors.InvalidInput` naming the field and changes nothing; the
   caller's arrays are never modified.
+- ``score_unchecked(v)`` and ``learn_unchecked(v, y)`` are the entry points for a vector
+  validated at the edge (already canonical: :meth:`Learner.kernel_vector` says what that is)
+  and a label in {-1, +1}: nothing is checked again, and the results are the bits of
+  ``score(v)`` and ``learn(v, y)``. The service's feature parser validates each request's
+  vector once; the learner does not do it a second time.
 - ``run(X, y)`` is progressive validation over a CSR matrix (score each row, then learn
   it) at native speed, bit-identical to calling ``learn`` row by row, state included.
 - ``eta`` is the learning rate in use (``NaN`` for an algorithm without one);
@@ -159,6 +164,10 @@ class OnlineLearner(Protocol):
     def predict(self, x: Any) -> int: ...
 
     def learn(self, x: Any, y: Any) -> UpdateInfo: ...
+
+    def score_unchecked(self, vector: SparseVector) -> float: ...
+
+    def learn_unchecked(self, vector: SparseVector, y: int) -> UpdateInfo: ...
 
     def run(self, X: Any, y: Any) -> StreamResult: ...
 
@@ -335,8 +344,31 @@ class Learner:
 
     def score(self, x: Any) -> float:
         """``mu . x``."""
-        idx, val = self._vector(x)
-        return float(driver.score_one(self._st, idx, val))
+        return self.score_checked(self._vector(x))
+
+    def score_checked(self, vector: SparseVector) -> float:
+        """``mu . x`` of a vector in the kernels' form (what :meth:`checked` returns)."""
+        return float(driver.score_one(self._st, vector[0], vector[1]))
+
+    def score_unchecked(self, vector: SparseVector) -> float:
+        """:meth:`score` of a vector validated at the edge, not validated again: see
+        :meth:`kernel_vector` for what ``vector`` must be."""
+        return self.score_checked(self.kernel_vector(vector))
+
+    def learn_unchecked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        """:meth:`learn` of a vector validated at the edge (see :meth:`kernel_vector`) and a label
+        ``y`` already in {-1, +1}; nothing is validated again."""
+        return self.learn_checked(self.kernel_vector(vector), y)
+
+    def kernel_vector(self, vector: SparseVector) -> SparseVector:
+        """A canonical vector (what :func:`~service.learners.inputs.canonical` returns for this
+        learner's ``n_features``: int64 indices strictly increasing in ``[0, n_features)``, finite
+        float64 values, explicit zeros only where the learner reads presence) in the form the
+        kernels read: the intercept appended. Nothing is checked: the caller validated ``vector``
+        (the service's feature parser does, once per request)."""
+        if self.params["fit_intercept"]:
+            return with_intercept(vector, self.n_features, self.params["intercept_value"])
+        return vector
 
     def predict(self, x: Any) -> int:
         """``sign(mu . x)`` with ``sign(0) = +1``: +1 is the anomaly class."""

@@ -52,6 +52,7 @@ import numpy as np
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
+from .inputs import SparseVector
 from .migration import FeatureMigration, migrate
 from .nonlinear import FOGD, Quadratic, check_map_fits, mapped_dimension
 
@@ -250,10 +251,20 @@ class EtaGrid:
     def predict(self, x: Any) -> int:
         return 1 if self.score(x) >= 0.0 else -1
 
+    def score_unchecked(self, vector: SparseVector) -> float:
+        return self.members[self.leader()].score_unchecked(vector)
+
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
-        chosen = self.leader()
         vector, label = self.members[0].checked(x, y)  # once for all: members share the input form
+        return self._learn_members(vector, label)
+
+    def learn_unchecked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        self._refuse_if_borrowed()
+        return self._learn_members(self.members[0].kernel_vector(vector), y)
+
+    def _learn_members(self, vector: SparseVector, label: int) -> UpdateInfo:
+        chosen = self.leader()
         infos = [m.learn_checked(vector, label) for m in self.members]
         step = np.zeros((len(infos), 4), dtype=np.int8)
         for k, info in enumerate(infos):
