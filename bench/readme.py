@@ -239,8 +239,42 @@ def benchmarks_block(benchmarks: Path) -> str:
         replicas_item(benchmarks),
         startup_item(benchmarks),
         ensemble_cost_item(benchmarks),
+        drift_item(benchmarks),
+        retention_item(benchmarks),
     ]
     return "\n".join(lines)
+
+
+def retention_item(benchmarks: Path) -> str:
+    """The log-retention bullet: Redis bytes per retained log entry, smallest and largest shape."""
+    head = "- **Log retention** (`.venv/bin/python -m bench.log_retention`): Redis memory per retained entry"
+    body = read_section(benchmarks, "log-retention")
+    if body is None:
+        return f"{head}; its section is not in {LINK} yet."
+    rows = table(body, "features")
+    cells = "; ".join(f"{r['features']}: {r['bytes / entry: labels']} bytes" for r in rows)
+    return f"{head} of a labelled prediction (median over models, min to max): {cells}."
+
+
+def drift_item(benchmarks: Path) -> str:
+    """The drift bullet: the service detector's median delay and false alarms over every stream."""
+    head = "- **Drift** (`.venv/bin/python -m bench.drift`): every model's Page-Hinkley test"
+    body = read_section(benchmarks, "drift")
+    if body is None:
+        return f"{head}, on seeded streams with an abrupt change; its section is not in {LINK} yet."
+    rows = table(body, "generator")
+    everything = row(rows, "generator", "all")
+    alarms = "service: false alarms / 100k"
+    worst = max(rows, key=lambda r: number(r[alarms]))
+    return (
+        f"{head} on {everything['seeds']} seeded streams (3 generators) with one abrupt change: a median "
+        f"delay of {everything['service: delay (median)']} labels after the change, "
+        f"{everything[alarms]} false alarms per 100,000 stationary labels "
+        f"({worst[alarms]} on {worst['generator']}, the worst generator); on the same losses, river's "
+        f"PageHinkley {everything['river PH: delay']} labels and "
+        f"{everything['river PH: false alarms / 100k']} false alarms, its ADWIN "
+        f"{everything['river ADWIN: delay']} labels and {everything['river ADWIN: false alarms / 100k']}."
+    )
 
 
 def ensemble_cost_item(benchmarks: Path) -> str:

@@ -30,6 +30,7 @@ from .ids import (
     validate_model_name,
 )
 from .protocol import (
+    NO_RETENTION,
     Appended,
     AppendResult,
     Checkpoint,
@@ -38,6 +39,7 @@ from .protocol import (
     LabelOutcome,
     LabelStatus,
     LogEntry,
+    LogRetention,
     Manifest,
     ModelRecord,
     ModelStore,
@@ -53,6 +55,7 @@ from .startup import open_store
 __all__ = [
     "MODEL_NAME_MAX_LENGTH",
     "MODEL_NAME_REGEX",
+    "NO_RETENTION",
     "SCHEMA_VERSION",
     "AppendResult",
     "Appended",
@@ -70,6 +73,7 @@ __all__ = [
     "LabelOutcome",
     "LabelStatus",
     "LogEntry",
+    "LogRetention",
     "Manifest",
     "ModelRecord",
     "ModelStore",

@@ -149,6 +149,25 @@ class Manifest(NamedTuple):
     written_at: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class LogRetention:
+    """How much of a log a checkpoint write keeps behind the oldest retained checkpoint (so that
+    the history can be replayed): at least the newest ``entries`` entries, or every entry of the last
+    ``seconds`` before the checkpoint's state time (one of the two; 0 and 0 keep nothing more)."""
+
+    entries: int = 0
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.entries < 0 or not self.seconds >= 0.0:
+            raise ValueError(f"log retention must be non-negative, got {self}")
+        if self.entries and self.seconds:
+            raise ValueError("log retention is by entries or by seconds, not both")
+
+
+NO_RETENTION = LogRetention()
+
+
 class Checkpoint(NamedTuple):
     """A stored checkpoint: the last stream id it has applied, its sequence number, and the
     engine's opaque blob."""
@@ -372,10 +391,12 @@ class ModelStore(Protocol):
         written_at: float,
         keep: int,
         holder: str,
+        retain: LogRetention = NO_RETENTION,
     ) -> bool:
         """Store a checkpoint of the state after entry ``seq`` (stream id ``applied_id``), taken at
         ``written_at``; keep
-        the newest ``keep``, and trim the log below the oldest retained one.
+        the newest ``keep``, and trim the log below the oldest retained one, except what ``retain``
+        keeps further back.
 
         Returns False, changing nothing, when a checkpoint at or after ``applied_id`` is already
         stored (a retry, or another writer got further). Raises :class:`StoreError`, changing

@@ -56,6 +56,7 @@ from .keys import (
     retired_legacy_key,
 )
 from .protocol import (
+    NO_RETENTION,
     Appended,
     AppendResult,
     Checkpoint,
@@ -65,6 +66,7 @@ from .protocol import (
     LabelOutcome,
     LabelStatus,
     LogEntry,
+    LogRetention,
     Manifest,
     ModelRecord,
     PendingLimitExceeded,
@@ -645,6 +647,7 @@ class RedisModelStore:
         written_at: float,
         keep: int,
         holder: str,
+        retain: LogRetention = NO_RETENTION,
     ) -> bool:
         """Stage ``blob`` in chunks, then commit it (see the module docstring and COMMIT_CHECKPOINT).
 
@@ -673,6 +676,8 @@ class RedisModelStore:
                     len(view),
                     holder,
                     round(written_at * 1000),
+                    retain.entries,
+                    f"{max(0, round((written_at - retain.seconds) * 1000))}-0" if retain.seconds else "",
                     *index,
                 ],
             )

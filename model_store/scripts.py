@@ -271,9 +271,13 @@ COMMIT_CHECKPOINT = """
 -- KEYS[5..] the chunk hashes of the checkpoints this commit drops
 -- ARGV[1] applied id, ARGV[2] sequence number, ARGV[3] keep, ARGV[4] token ('' to only check),
 -- ARGV[5] chunk count, ARGV[6] byte count, ARGV[7] lease holder, ARGV[8] the state's time (unix ms),
--- ARGV[9..] the index entries the caller read (the dropped keys derive from them)
+-- ARGV[9] log entries to retain (0: none), ARGV[10] the oldest stream id to retain ('' : none),
+-- ARGV[11..] the index entries the caller read (the dropped keys derive from them)
 -- Retained checkpoints are newest first with strictly decreasing applied ids, so the last one
--- is the oldest; the log is trimmed to exactly its id (that entry itself stays).
+-- is the oldest; the log is trimmed to exactly its id (that entry itself stays), or, with a
+-- retention, to the newest ARGV[9] entries or to ARGV[10] when that keeps more (entries are
+-- numbered without gaps, so the count from the oldest checkpoint's entry is the difference of
+-- the numbers).
 -- A checkpoint is accepted only as the exact log prefix it claims: the entry at its applied id
 -- must carry its sequence number.
 -- Returns {1, trimmed} when committed; {0, newest id} when a checkpoint at least as far along
@@ -315,8 +319,8 @@ if applied ~= '0-0' then
   if fields[1] == 'n' and fields[2] ~= seq then discard() return {-4, fields[2]} end
 end
 local index = redis.call('LRANGE', KEYS[1], 0, -1)
-local same = token ~= '' and #index == #ARGV - 8
-for i = 1, #index do same = same and index[i] == ARGV[8 + i] end
+local same = token ~= '' and #index == #ARGV - 10
+for i = 1, #index do same = same and index[i] == ARGV[10 + i] end
 if not same then return {2, index} end
 if #KEYS - 4 ~= math.max(#index - keep + 1, 0) then
   return redis.error_reply('ERR commit_checkpoint: the dropped chunk keys do not match the index')
@@ -332,8 +336,20 @@ redis.call('PERSIST', KEYS[4])
 redis.call('LPUSH', KEYS[1], table.concat({applied, token, n, size, seq, written}, ' '))
 redis.call('LTRIM', KEYS[1], 0, keep - 1)
 for i = 5, #KEYS do redis.call('UNLINK', KEYS[i]) end
-local oldest = applied_of(redis.call('LINDEX', KEYS[1], -1))
+local oldest_entry = redis.call('LINDEX', KEYS[1], -1)
+local oldest = applied_of(oldest_entry)
 if oldest == '0-0' then return {1, 0} end
+local retain, cutoff = tonumber(ARGV[9]), ARGV[10]
+if cutoff ~= '' and before(cutoff, oldest) then oldest = cutoff end
+if retain > 0 then
+  local oldest_seq = tonumber(string.match(oldest_entry, '^%S+ %S+ %S+ %S+ (%d+)') or '')
+  local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+  local fields = last[1] and last[1][2] or {}
+  if oldest_seq and fields[1] == 'n' then
+    local length = math.max(retain, tonumber(fields[2]) - oldest_seq + 1)
+    return {1, redis.call('XTRIM', KEYS[2], 'MAXLEN', length)}
+  end
+end
 return {1, redis.call('XTRIM', KEYS[2], 'MINID', oldest)}
 """
 

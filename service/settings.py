@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -56,6 +56,12 @@ class Settings(BaseSettings):
     checkpoint_every_events: int = Field(1000, ge=1)
     checkpoint_every_seconds: float = Field(30.0, gt=0)
     checkpoints_kept: int = Field(3, ge=1)
+    log_retain_entries: int = Field(0, ge=0)
+    """Log entries (labels) each model keeps behind its oldest retained checkpoint, to be replayed:
+    at least the newest this many (0: none beyond the checkpoints). Costs about the bytes of one
+    log entry each in Redis (docs/benchmarks.md#log-retention)."""
+    log_retain_seconds: float = Field(0.0, ge=0)
+    """Or: every log entry of the last this many seconds (0: none); not both."""
     checkpoint_lease_seconds: float = Field(10.0, ge=1, le=3600)
     """How long a replica holds a model's checkpoint-writer lease unless it renews it (every third
     of this). When the holder dies, another replica takes over at most this long after."""
@@ -117,6 +123,12 @@ class Settings(BaseSettings):
                     f"key {number} of {len(keys)} is not printable ASCII without spaces or commas"
                 )
         return keys
+
+    @model_validator(mode="after")
+    def _one_retention(self) -> Settings:
+        if self.log_retain_entries and self.log_retain_seconds:
+            raise ValueError("set ACOG_LOG_RETAIN_ENTRIES or ACOG_LOG_RETAIN_SECONDS, not both")
+        return self
 
     @property
     def done_ttl_seconds(self) -> float:

@@ -349,6 +349,9 @@ class ModelStateCollector(Collector):
             "acog_mistakes", "Labelled predictions that were wrong, by true class.", labels=["model", "class"]
         )
         updates = CounterMetricFamily("acog_updates", "Learner updates applied.", labels=["model"])
+        drift = CounterMetricFamily(
+            "acog_drift", "Drifts the model's detector signalled on its online loss.", labels=["model"]
+        )
         weighted_sum = gauge("acog_weighted_sum", "Running weighted sum of sensitivity and specificity.")
         weighted_cost = gauge("acog_weighted_cost", "Running weighted misclassification cost.")
         sensitivity = gauge("acog_sensitivity", "Running sensitivity (true positive rate).")
@@ -378,6 +381,7 @@ class ModelStateCollector(Collector):
             mistakes.add_metric([name, "positive"], m.m_p)
             mistakes.add_metric([name, "negative"], m.m_n)
             updates.add_metric([name], view.updates)
+            drift.add_metric([name], view.drift_detections)
             weighted_sum.add_metric([name], m.weighted_sum)
             weighted_cost.add_metric([name], m.weighted_cost)
             sensitivity.add_metric([name], m.sensitivity)
@@ -399,6 +403,7 @@ class ModelStateCollector(Collector):
             labels,
             mistakes,
             updates,
+            drift,
             weighted_sum,
             weighted_cost,
             sensitivity,

@@ -5,7 +5,9 @@ The blob is :func:`model_store.encode_state` of::
     {"format": 1, "generation": int, "config": JSON text, "applied_id": str,
      "version": int, "updates": int, "written_at": float,
      "learner": learner.to_state(), "measures": ..., "window": ..., "registry": {"names": [...]},
-     "schema": SchemaHistory.to_state() after a declared schema change, else None}
+     "schema": SchemaHistory.to_state() after a declared schema change, else None,
+     "drift": the drift detector's state (service.drift.PageHinkley.to_state); absent in
+              checkpoints written before it existed, whose models start the detector afresh}
 
 ``config`` is stored so that a blob written for another configuration is never loaded into
 a model (``restore`` checks it). Decoding errors (checksum, truncation, future format) are
@@ -41,6 +43,8 @@ class Snapshot:
     schema: dict[str, Any] | None = None
     """:meth:`service.schema_history.SchemaHistory.to_state` once the schema changed (the learner
     state is then of the *current* schema's learner)."""
+    drift: dict[str, Any] | None = None
+    """:meth:`service.drift.PageHinkley.to_state` (None: a checkpoint older than the detector)."""
 
     def encode(self) -> bytes:
         return encode_state(
@@ -57,6 +61,7 @@ class Snapshot:
                 "window": self.window,
                 "registry": self.registry,
                 "schema": self.schema,
+                "drift": self.drift,
             }
         )
 
@@ -79,4 +84,5 @@ class Snapshot:
             window=tree["window"],
             registry=tree["registry"],
             schema=tree.get("schema"),
+            drift=tree.get("drift"),
         )

@@ -37,6 +37,7 @@ from model_store import (
     Example,
     GenerationGone,
     InvalidModelName,
+    LogRetention,
     ModelRecord,
     ModelStore,
     PendingLimitExceeded,
@@ -148,6 +149,7 @@ class Engine:
             memory_budget=settings.memory_budget_bytes,
             metrics_window=settings.metrics_window,
             fault_delay_seconds=settings.fault_checkpoint_delay_seconds,
+            log_retention=LogRetention(settings.log_retain_entries, settings.log_retain_seconds),
         )
 
     # --- life cycle -----------------------------------------------------------------------

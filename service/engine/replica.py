@@ -30,10 +30,12 @@ from enum import StrEnum
 from typing import Any
 
 from model_store import (
+    NO_RETENTION,
     CodecError,
     Example,
     LabelOutcome,
     LogEntry,
+    LogRetention,
     ModelStore,
     PendingPrediction,
     StoreError,
@@ -81,6 +83,8 @@ class ReplicaSettings:
     memory_budget: int
     metrics_window: int
     fault_delay_seconds: float = 0.0
+    log_retention: LogRetention = NO_RETENTION
+    """What each checkpoint write keeps of the log behind the oldest retained checkpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,6 +498,7 @@ class ModelReplica:
             snapshot.written_at,
             self.settings.checkpoints_kept,
             self.settings.replica_id,
+            self.settings.log_retention,
         )
         self.observer.checkpointed(self.name, time.perf_counter() - start, len(blob))
         self._stored_seq = max(self._stored_seq, snapshot.version)

@@ -20,6 +20,7 @@ from typing import Any
 
 from model_store import LogEntry, parse_stream_id
 
+from ..drift import DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
 from ..learners.inputs import SparseVector
@@ -83,6 +84,8 @@ class Applied:
     ignored: tuple[str, ...] = ()
     """Feature names of the example that the model could not register (its ``max_features``
     slots are taken): they weigh nothing, now or later."""
+    drift: bool = False
+    """Whether the model's drift detector (:mod:`service.drift`) signalled on this label."""
 
 
 class ModelRuntime:
@@ -103,6 +106,7 @@ class ModelRuntime:
         objective = Objective(alpha_p=config.alpha_p, c_p=config.c_p)
         self.measures = Measures(objective)
         self.window = WindowedMeasures(window, objective)
+        self.drift = DriftMonitor(config.objective, config.alpha_p, config.c_p)
         self.applied_id = "0-0"
         self.version = 0
         self.updates = 0
@@ -158,6 +162,7 @@ class ModelRuntime:
         self.applied_id = entry.stream_id
         self.version += 1
         self.updates += info.updated
+        drifted = self.drift.observe(entry.y, info.prediction, self.version)
         applied = Applied(
             stream_id=entry.stream_id,
             seq=self.version,
@@ -170,6 +175,7 @@ class ModelRuntime:
             update_seconds=elapsed,
             missing_share=self.features.missing_share(entry.example),
             ignored=ignored,
+            drift=drifted,
         )
         return self._remember(applied)
 
@@ -249,6 +255,7 @@ class ModelRuntime:
             window=self.window.to_state(),
             registry=None if registry is None else registry.to_state(),
             schema=self.schema.to_state() if self.schema.changed else None,
+            drift=self.drift.detector.to_state(),
         )
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -262,16 +269,19 @@ class ModelRuntime:
             probe.learner.load_state(snapshot.learner)
         probe.measures.load_state(snapshot.measures)
         probe.window.load_state(snapshot.window)
+        if snapshot.drift is not None:  # else a checkpoint older than the detector: it starts afresh
+            probe.drift.detector.load_state(snapshot.drift)
         if probe.features.registry is not None:
             if snapshot.registry is None:
                 raise ValueError("checkpoint lacks the feature registry of a named model")
             probe.features.registry.load_state(snapshot.registry)
-        self.learner, self.measures, self.window, self.features, self.schema = (
+        self.learner, self.measures, self.window, self.features, self.schema, self.drift = (
             probe.learner,
             probe.measures,
             probe.window,
             probe.features,
             probe.schema,
+            probe.drift,
         )
         self.applied_id = snapshot.applied_id
         self.version = snapshot.version
@@ -294,6 +304,7 @@ class ModelRuntime:
             "measures": self.measures.summary(),
             "window": {"size": self.window.size, **self.window.summary()},
             "checkpoint": {"version": self.checkpointed_version, "written_at": self.checkpointed_at},
+            "drift": self.drift.detector.describe(),
         }
         out.update(learner.describe())  # "eta" (the selection of eta="auto"), "sketch", ...
         if self.features.registry is not None:

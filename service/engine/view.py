@@ -63,6 +63,8 @@ class ModelView:
     resyncs: int = 0
     features_registered: int = 0
     """Feature names registered (named schemas), else ``n_features``."""
+    drift_detections: int = 0
+    """Drifts the model's detector signalled (:mod:`service.drift`), a function of its log."""
     state: dict[str, Any] = field(default_factory=dict)
     """What the learner and the runtime describe (``GET /models/{name}``'s ``state``)."""
 
@@ -113,6 +115,7 @@ class ModelView:
             features_registered=(
                 len(rt.features.registry.names) if rt.features.registry is not None else rt.features.dimension
             ),
+            drift_detections=rt.drift.detections,
             state=rt.describe() if detail else {},
         )
 

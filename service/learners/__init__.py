@@ -28,6 +28,7 @@ from .base import Learner, OnlineLearner, StreamResult, UpdateInfo, register
 from .ensemble import DEFAULT_GRID, NONLINEAR_MAX_FEATURES, EtaGrid, families_for
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
+from .forest.learner import AMF
 from .nonlinear import FOGD, NOGD, Quadratic
 from .oli2ds import OLI2DS
 from .opid.learner import OPID
@@ -40,6 +41,7 @@ ALGORITHMS: dict[str, type[Learner]] = register(
         *(Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID),
         *(SDROGD, Pegasos),  # algorithms-round2.md §1
         *(Quadratic, FOGD, NOGD),  # issue 20: nonlinear members
+        AMF,  # the Aggregated Mondrian Forest (service.learners.forest)
     ]
 )
 """Every algorithm by name: the one place a new learner is registered."""

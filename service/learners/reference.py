@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import nonlinear_reference, sdrogd_reference
+from .forest import reference as forest_reference
 
 Model = dict[str, Any]
 """A state: ``w`` and the algorithm's other arrays, by name."""
@@ -190,6 +191,7 @@ STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model
     "pegasos": sdrogd_reference.pure(sdrogd_reference.pegasos),
     # issue 20: a feature map and OGD / ACOG over it, in service.learners.nonlinear_reference
     **dict.fromkeys(nonlinear_reference.KINDS, nonlinear_reference.step),
+    "amf": forest_reference.step,  # the Aggregated Mondrian Forest, service.learners.forest.reference
 }
 
 
@@ -198,6 +200,8 @@ def initial_model(algorithm: str, d: int, p: dict[str, Any]) -> Model:
         return sdrogd_reference.initial_state(algorithm, d, p)
     if algorithm in nonlinear_reference.KINDS:
         return nonlinear_reference.initial_model(algorithm, d, p)
+    if algorithm == "amf":
+        return forest_reference.initial_model(d, p)
     m: Model = {"w": np.zeros(d)}
     if algorithm in ("acog", "arow"):
         m["Sigma"] = np.eye(d)
@@ -220,8 +224,12 @@ def run(algorithm: str, X: np.ndarray, y: np.ndarray, **params: Any) -> np.ndarr
     scores = np.empty(X.shape[0])
     t_p = t_n = 0
     for i, (x, label) in enumerate(zip(X, y, strict=True)):
-        nonlinear = algorithm in nonlinear_reference.KINDS
-        scores[i] = nonlinear_reference.score(model, x) if nonlinear else model["w"] @ x
+        if algorithm == "amf":  # the decision's log-odds carries rho
+            scores[i] = forest_reference.score(model, x, params, _rho(params, t_p, t_n))
+        elif algorithm in nonlinear_reference.KINDS:
+            scores[i] = nonlinear_reference.score(model, x)
+        else:
+            scores[i] = model["w"] @ x
         model = STEPS[algorithm](model, x, int(label), params, _rho(params, t_p, t_n))
         t_p, t_n = t_p + (label == 1), t_n + (label != 1)
     return scores

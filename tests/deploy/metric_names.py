@@ -51,6 +51,12 @@ CONTRACT: tuple[Metric, ...] = (
     ),
     Metric("acog_updates_total", "counter", ("model",), "Learner updates applied."),
     Metric(
+        "acog_drift_total",
+        "counter",
+        ("model",),
+        "Drifts the model's detector signalled on its online loss.",
+    ),
+    Metric(
         "acog_labels_rejected_total",
         "counter",
         ("model", "reason"),

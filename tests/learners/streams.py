@@ -80,6 +80,8 @@ def params_for(name: str, **overrides: Any) -> dict[str, Any]:
         chosen["n_components"] = 64
     if "budget" in spec:  # nogd: the budget fills (and the map projects) mid-stream
         chosen.update(budget=12, bandwidth=0.7)
+    if "max_nodes" in spec:  # amf: the budget fills mid-stream, both split rules, a seed of its own
+        chosen.update(max_nodes=101, step=0.8, dirichlet=0.4, split_pure=True, seed=7)
     chosen.update(overrides)
     return chosen
 

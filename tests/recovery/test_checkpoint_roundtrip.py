@@ -82,6 +82,7 @@ def test_checkpoint_round_trip_is_exact(spec: dict[str, Any]) -> None:
     assert _flat(original.learner.to_state()) == _flat(restored.learner.to_state())
     assert original.measures.counts == restored.measures.counts
     assert original.window.counts == restored.window.counts
+    assert original.drift.detector == restored.drift.detector
     if named:
         assert original.features.registry.names == restored.features.registry.names  # type: ignore[union-attr]
 

@@ -1,0 +1,255 @@
+"""``amf``: the Aggregated Mondrian Forest (Mourtada, Gaïffas & Scornet, "AMF: Aggregated Mondrian
+forests for online learning", JRSS-B 2021) behind the learner contract.
+
+The maths (the online Mondrian split sampling, the aggregation recursion, the Dirichlet leaf
+predictor, the cost-optimal threshold the score carries) is in :mod:`.kernels`. Hyper-parameters,
+river's ``forest.AMFClassifier`` defaults where it has them:
+
+- ``n_estimators`` (10) trees, each drawing from its own stream of the ``seed`` (0);
+- ``step`` (1.0): the learning rate of the exponential weights; ``dirichlet`` (0.5, Jeffreys):
+  the prior of the leaf predictor; ``use_aggregation`` (true); ``split_pure`` (false: a node whose
+  labels all equal the new one does not split);
+- ``max_nodes`` (4096) per tree, the budget: a full tree stops splitting and keeps updating its
+  boxes, counts and weights (:mod:`.kernels`). The forest must fit ``memory_budget`` at its full
+  budget, ``n_estimators * max_nodes * (64 + 16 D)`` bytes for ``D`` coordinates (the intercept
+  included): 4.6 MiB a tree at ``d = 64``, 46 MiB for the default forest;
+- ``rho``/``alpha_p``: the bias of the decision ``P(+|x) >= 1 / (1 + rho)``.
+
+The node arrays grow (doubling, up to ``max_nodes``) as the trees do, so memory, ``to_state`` and
+checkpoints are proportional to the nodes in use: ``to_state`` holds the first
+``max(n_nodes)`` nodes of every tree. The arrays are sized before each call so that no split is
+ever refused for room below the budget: results do not depend on how calls are batched.
+
+Input: a dense vector of ``d <= MAX_FEATURES`` features, or a sparse one (absent features are 0),
+densified per call (O(d)); an intercept is a constant coordinate no split ever uses. There is no
+linear weight vector (``weights()`` is empty) and no schema migration (the trees' boxes are
+defined on their input schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import driver
+from ..base import Learner, UpdateInfo, flag, positive
+from ..covariance import DEFAULT_MEMORY_BUDGET, memory_budget
+from ..errors import InvalidInput, InvalidParameter
+from ..inputs import SparseVector
+from ..nonlinear import bounded_int, seed_value
+from .kernels import HYPER, NODE_ARRAYS, ForestState, forest_score, forest_update
+from .rng import initial_counters
+
+MAX_FEATURES = 1024
+"""The widest input: each node keeps a box of ``2 D`` floats and each call densifies ``x``."""
+MAX_TREES = 100
+INITIAL_NODES = 64
+"""Node capacity of a fresh tree; it doubles as the trees grow, up to ``max_nodes``."""
+
+
+def node_nbytes(dim: int) -> int:
+    """Bytes of one node: four int32 (links, feature), six float64, the box of ``2 dim`` floats."""
+    return 4 * 4 + 6 * 8 + 2 * 8 * dim
+
+
+def forest_nbytes(n_features: int, params: Mapping[str, Any]) -> int:
+    """Bytes of a full forest (every tree at ``max_nodes``) for ``create("amf", n_features, **params)``."""
+    dim = n_features + (1 if params.get("fit_intercept", False) else 0)
+    trees = int(params.get("n_estimators", AMF.own_params["n_estimators"][0]))
+    nodes = int(params.get("max_nodes", AMF.own_params["max_nodes"][0]))
+    return trees * nodes * node_nbytes(dim)
+
+
+def at_least_three(value: Any) -> int:
+    n = bounded_int("max_nodes", 2**24)(value)
+    if n < 3:
+        raise InvalidParameter("max_nodes", f"must be >= 3 (a root and one split), got {value!r}")
+    return n
+
+
+class AMF(Learner):
+    """The Aggregated Mondrian Forest; see the module docstring and :mod:`.kernels`."""
+
+    algorithm = "amf"
+    own_params: ClassVar[dict[str, tuple[Any, Callable[[Any], Any]]]] = {
+        "n_estimators": (10, bounded_int("n_estimators", MAX_TREES)),
+        "step": (1.0, positive("step")),
+        "dirichlet": (0.5, positive("dirichlet")),
+        "use_aggregation": (True, flag("use_aggregation")),
+        "split_pure": (False, flag("split_pure")),
+        "max_nodes": (4096, at_least_three),
+        "seed": (0, seed_value),
+        "memory_budget": (DEFAULT_MEMORY_BUDGET, memory_budget),
+    }
+    state_type = ForestState
+    kernels = (forest_score, forest_update)
+
+    def _check_params(self) -> None:
+        if self.n_features > MAX_FEATURES:
+            raise InvalidParameter(
+                "n_features", f"amf keeps a box per node and takes d <= {MAX_FEATURES}, got {self.n_features}"
+            )
+        need, budget = forest_nbytes(self.n_features, self.params), self.params["memory_budget"]
+        if need > budget:
+            raise InvalidParameter(
+                "max_nodes",
+                f"{self.params['n_estimators']} trees of {self.params['max_nodes']} nodes over {self.dim} "
+                f"coordinates take {need / 2**20:.1f} MiB, over the memory budget of "
+                f"{budget / 2**20:.1f} MiB: "
+                "fewer nodes or trees",
+            )
+
+    def _hyper(self) -> np.ndarray:
+        p, rho = self.params, self._rho_cfg
+        values = {
+            "step": p["step"], "dirichlet": p["dirichlet"], "use_aggregation": float(p["use_aggregation"]),
+            "split_pure": float(p["split_pure"]), "max_nodes": float(p["max_nodes"]),
+            "rho_mode": float(rho.mode), "rho_fixed": rho.fixed, "alpha_p": rho.alpha_p,
+        }  # fmt: skip
+        return np.array([values[name] for name in HYPER], dtype=np.float64)
+
+    def _init_arrays(self) -> dict[str, np.ndarray]:
+        trees = int(self.params["n_estimators"])
+        arrays = {
+            "hyper": self._hyper(),
+            "n_nodes": np.ones(trees, dtype=np.int64),  # the root, an empty leaf
+            "rng": initial_counters(int(self.params["seed"]), trees),
+        }
+        arrays.update(self._node_arrays(trees, min(INITIAL_NODES, int(self.params["max_nodes"]))))
+        return arrays
+
+    def _node_arrays(self, trees: int, nodes: int) -> dict[str, np.ndarray]:
+        shapes: dict[str, tuple[tuple[int, ...], type]] = {
+            "parent": ((), np.int32), "left": ((), np.int32), "right": ((), np.int32),
+            "feature": ((), np.int32), "threshold": ((), np.float64), "time": ((), np.float64),
+            "node_counts": ((2,), np.float64), "log_weight": ((), np.float64),
+            "log_weight_tree": ((), np.float64), "lower": ((self.dim,), np.float64),
+            "upper": ((self.dim,), np.float64),
+        }  # fmt: skip
+        arrays: dict[str, np.ndarray] = {
+            name: np.zeros((trees, nodes, *tail), dtype=dtype) for name, (tail, dtype) in shapes.items()
+        }
+        for name in ("parent", "left", "right"):
+            arrays[name][...] = -1
+        return arrays
+
+    # --- the contract --------------------------------------------------------------------------
+
+    def weights(self) -> np.ndarray:
+        """Empty: a forest has no linear weight vector."""
+        return np.zeros(0)
+
+    def describe(self) -> dict[str, Any]:
+        """``"forest"``: trees, the node budget, the nodes in use per tree, how many trees are full."""
+        n_nodes = self._arrays["n_nodes"]
+        budget = int(self.params["max_nodes"])
+        return {
+            "forest": {
+                "trees": int(n_nodes.shape[0]),
+                "max_nodes": budget,
+                "nodes": [int(n) for n in n_nodes],
+                "full_trees": int(np.sum(n_nodes + 2 > budget)),
+            }
+        }
+
+    def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        self._refuse_if_borrowed()
+        self._make_room(1)
+        return super().learn_checked(vector, y)
+
+    def _learn_stream(
+        self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np.ndarray,
+        scores: np.ndarray, updated: np.ndarray,
+    ) -> None:  # fmt: skip
+        """The stream in chunks short enough that no tree can outgrow the capacity within one
+        (a label adds at most two nodes a tree); the capacity grows between chunks."""
+        n, start = ys.shape[0], 0
+        while start < n:
+            room = self._make_room(n - start)
+            stop = n if room is None else start + max(1, room // 2)
+            driver.learn_stream(
+                self._st, self._kernel_params, self._rho_cfg, indptr[start:], indices, data,
+                ys[start:stop], scores[start:stop], updated[start:stop],
+            )  # fmt: skip
+            start = stop
+
+    def _make_room(self, labels: int) -> int | None:
+        """Grow the node arrays towards room for ``labels`` more labels; returns the free nodes per
+        tree, or ``None`` when the arrays are at the budget (the kernels then stop splitting)."""
+        capacity, budget = self._arrays["left"].shape[1], int(self.params["max_nodes"])
+        used = int(self._arrays["n_nodes"].max())
+        if capacity >= budget:
+            return None
+        if capacity - used < 2 * min(labels, capacity):
+            capacity = min(budget, 2 * capacity)
+            self._resize(capacity)
+        return None if capacity >= budget else capacity - used
+
+    def _resize(self, capacity: int) -> None:
+        trees = self._arrays["n_nodes"].shape[0]
+        grown = self._node_arrays(trees, capacity)
+        for name in NODE_ARRAYS:
+            old = self._arrays[name]
+            keep = min(old.shape[1], capacity)
+            grown[name][:, :keep] = old[:, :keep]
+            self._arrays[name] = grown[name]
+        self._st = self.state_type(**self._arrays)
+
+    # --- the state: the nodes in use only ------------------------------------------------------
+
+    def _state_dict(self, share: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any]:
+        used = int(self._arrays["n_nodes"].max())
+        state = super()._state_dict(share)
+        for name in NODE_ARRAYS:
+            state[name] = share(self._arrays[name][:, :used])
+        return state
+
+    def _state_templates(self, state: Mapping[str, Any]) -> Mapping[str, np.ndarray]:
+        parent = state.get("parent")
+        used = parent.shape[1] if isinstance(parent, np.ndarray) and parent.ndim == 2 else 1
+        if not 1 <= used <= int(self.params["max_nodes"]):
+            budget = self.params["max_nodes"]
+            raise InvalidInput("state", f"holds {used} nodes a tree, the budget is {budget}")
+        templates = dict(self._arrays)
+        for name in NODE_ARRAYS:
+            current = self._arrays[name]
+            templates[name] = np.empty((current.shape[0], used, *current.shape[2:]), dtype=current.dtype)
+        return templates
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """The base checks, plus: ``hyper`` is this configuration's, and every tree is a
+        well-formed tree of its ``n_nodes`` nodes (links in range), before anything changes."""
+        self._refuse_if_borrowed()
+        problem = self._structure_problem(state)
+        if problem is not None:
+            raise InvalidInput("state", problem)
+        super().load_state(state)
+
+    def _structure_problem(self, state: Mapping[str, Any]) -> str | None:
+        """What is wrong with the contents of ``state``; ``None`` also when an array is missing or
+        mistyped, which the base checks report."""
+        try:
+            arrays = {name: np.asarray(state[name]) for name in ("hyper", "n_nodes", "parent", "left",
+                                                                  "right", "feature")}  # fmt: skip
+            if not np.array_equal(arrays["hyper"], self._hyper(), equal_nan=True):
+                return "hyper does not match this model's configuration"
+            used = arrays["parent"].shape[1]
+            n_nodes = arrays["n_nodes"]
+            if n_nodes.shape != (self.params["n_estimators"],) or n_nodes.min() < 1 or n_nodes.max() != used:
+                return f"n_nodes must lie in [1, {used}] and reach it"
+            for name in ("parent", "left", "right"):
+                links = arrays[name]
+                if links.min() < -1 or links.max() >= used:
+                    return f"{name} links outside the {used} nodes"
+            for t in range(n_nodes.shape[0]):  # a link of a used node must stay among used nodes
+                n = int(n_nodes[t])
+                for name in ("left", "right"):
+                    if arrays[name][t, :n].max() >= n:
+                        return f"{name} of tree {t} links past its {n} nodes"
+            if arrays["feature"].min() < 0 or arrays["feature"].max() >= self.dim:
+                return f"feature outside [0, {self.dim})"
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None
+        return None
