@@ -32,8 +32,11 @@ from typing import Any
 
 from river import base
 
+from model_store import Example
+
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
+from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
 
 
@@ -71,6 +74,7 @@ class ACOGClassifier(base.Classifier):
         )
         self.space = FeatureSpace(self.config)
         self.learner: OnlineLearner = self.config.build_learner()
+        self._last: tuple[dict[Any, Any], Example, SparseVector] | None = None
 
     @property
     def registry(self) -> list[str]:
@@ -81,13 +85,25 @@ class ACOGClassifier(base.Classifier):
     def learn_one(self, x: dict[base.typing.FeatureName, Any], y: base.typing.ClfTarget) -> None:
         """One online round: register ``x``'s new names, then learn ``(x, y)``."""
         label = plus_minus_one(y)
-        example, _ = self.space.parse(dict(x), "x")
-        self.learner.learn(self.space.vector(example), label)
+        example, _ = self._parse(x)
+        self._last = None  # new names may be registered: a later score reads x afresh
+        self.learner.learn_unchecked(self.space.vector(example), label)
 
     def score_one(self, x: dict[base.typing.FeatureName, Any]) -> float:
         """The margin ``mu . x`` (names not learned yet weigh nothing)."""
-        _, vector = self.space.parse(dict(x), "x")
-        return self.learner.score(vector)
+        return self.learner.score_unchecked(self._parse(x)[1])
+
+    def _parse(self, x: dict[base.typing.FeatureName, Any]) -> tuple[Example, SparseVector]:
+        """``x`` parsed (validated once, by the service's parser), or the parse of the previous call
+        when ``x`` is equal to that call's example: progressive validation scores, then learns,
+        the same ``x``, which is read once."""
+        last = self._last
+        if last is not None and last[0] == x:
+            return last[1], last[2]
+        copy = dict(x)
+        example, vector = self.space.parse(copy, "x")
+        self._last = (copy, example, vector)
+        return example, vector
 
     def predict_one(self, x: dict[base.typing.FeatureName, Any], **kwargs: Any) -> bool:
         """``True`` (the positive class, an anomaly) when ``mu . x >= 0``."""

@@ -318,6 +318,11 @@ class Learner:
         self._arrays = self._fresh_state()
         self._st = self.state_type(**self._arrays)
         self._borrows = 0
+        self._intercept: SparseVector | None = None
+        """The intercept's index and value as one-element arrays, appended by :meth:`kernel_vector`."""
+        if self.params["fit_intercept"]:
+            value = float(self.params["intercept_value"])
+            self._intercept = np.array([self.n_features], np.int64), np.array([value], np.float64)
 
     # --- what subclasses provide ---------------------------------------------------------
 
@@ -366,9 +371,10 @@ class Learner:
         float64 values, explicit zeros only where the learner reads presence) in the form the
         kernels read: the intercept appended. Nothing is checked: the caller validated ``vector``
         (the service's feature parser does, once per request)."""
-        if self.params["fit_intercept"]:
-            return with_intercept(vector, self.n_features, self.params["intercept_value"])
-        return vector
+        intercept = self._intercept
+        if intercept is None:
+            return vector
+        return np.concatenate((vector[0], intercept[0])), np.concatenate((vector[1], intercept[1]))
 
     def predict(self, x: Any) -> int:
         """``sign(mu . x)`` with ``sign(0) = +1``: +1 is the anomaly class."""
