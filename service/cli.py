@@ -65,6 +65,8 @@ def _serve(args: argparse.Namespace) -> int:
         "timeout_graceful_shutdown": 20,
         "log_config": LOGGING,
     }
+    if args.server == "granian":
+        return _serve_granian(args, host, port)
     if args.workers == 1:
         from .api import create_app
 
@@ -98,6 +100,34 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         if embedded is not None:
             embedded.close()
+    return 0
+
+
+def _serve_granian(args: argparse.Namespace, host: str, port: int) -> int:
+    """One process under Granian (a Rust HTTP server), the app built by :mod:`service.worker` in
+    Granian's worker. ``--workers`` stays uvicorn's: the multi-process set-up (one embedded Redis
+    for all, metrics shared through files) is not wired for Granian's workers."""
+    import importlib.util
+
+    if args.workers != 1:
+        raise UsageError("--workers takes --server uvicorn (Granian serves one process here)")
+    if importlib.util.find_spec("granian") is None:
+        raise UsageError("--server granian: Granian is not installed (pip install 'acog-service[granian]')")
+    from granian.constants import HTTPModes, Interfaces
+    from granian.server import Server
+
+    Server(
+        "service.worker:create_app",
+        factory=True,
+        address=host,
+        port=port,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        workers=1,
+        log_level="info",  # type: ignore[arg-type]
+        log_dictconfig=LOGGING,
+        workers_kill_timeout=20,
+    ).serve()
     return 0
 
 
@@ -176,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = command(
         "serve",
-        help="run the HTTP/WebSocket service (uvicorn)",
+        help="run the HTTP/WebSocket service (uvicorn, or Granian)",
         description="Serve the API. It answers once every model is recovered and the kernels are "
         "compiled or loaded from the kernel cache (ACOG_WARM_UP; `acog warm-up` fills the cache ahead).",
     )
@@ -187,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=1,
         help="replica processes behind the one port, each following every model's log",
+    )
+    serve.add_argument(
+        "--server",
+        choices=("uvicorn", "granian"),
+        default="uvicorn",
+        help="the HTTP server: uvicorn (the default), or Granian (pip install 'acog-service[granian]'; "
+        "one process: --workers is uvicorn's)",
     )
     serve.set_defaults(func=_serve)
 
