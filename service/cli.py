@@ -48,6 +48,15 @@ def _serve(args: argparse.Namespace) -> int:
     from .allocator import pin_mmap_threshold
     from .serve_checks import check_default_model, check_port, check_redis, load_settings
 
+    if args.server == "granian":
+        import importlib.util
+
+        if args.workers != 1:
+            raise UsageError("--workers takes --server uvicorn (Granian serves one process here)")
+        if importlib.util.find_spec("granian") is None:
+            raise UsageError(
+                "--server granian: Granian is not installed (pip install 'acog-service[granian]')"
+            )
     settings = load_settings()
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
@@ -107,12 +116,6 @@ def _serve_granian(args: argparse.Namespace, host: str, port: int) -> int:
     """One process under Granian (a Rust HTTP server), the app built by :mod:`service.worker` in
     Granian's worker. ``--workers`` stays uvicorn's: the multi-process set-up (one embedded Redis
     for all, metrics shared through files) is not wired for Granian's workers."""
-    import importlib.util
-
-    if args.workers != 1:
-        raise UsageError("--workers takes --server uvicorn (Granian serves one process here)")
-    if importlib.util.find_spec("granian") is None:
-        raise UsageError("--server granian: Granian is not installed (pip install 'acog-service[granian]')")
     from granian.constants import HTTPModes, Interfaces
     from granian.server import Server
 
