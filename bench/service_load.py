@@ -83,6 +83,7 @@ class Bench:
         self.quick = quick
         self.profile = profile
         self.repeats = repeats
+        self.pairs_only = False
         self.servers = servers or ("uvicorn",)
         self.scale = 0.25 if quick else 1.0
         self.seconds = 3.0 if quick else 8.0
@@ -127,6 +128,15 @@ class Bench:
         result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
         result["rate"] = result["requests"] / result["seconds"]
         result["exhausted"] = result["requests"] >= limit - connections
+        return result
+
+    def timed(self, server: Server, path: str, bodies: Path) -> dict[str, Any]:
+        """:meth:`wrk` for ``self.seconds``, and the CPU time the server's processes spent per request
+        (``cpu_us``): on a machine shared with other work, throughput falls with the share of the
+        cores the server gets, CPU time per request much less."""
+        before = cpu_profile.cpu_seconds(server.pid)
+        result = self.wrk(server.url, path, bodies, self.seconds)
+        result["cpu_us"] = (cpu_profile.cpu_seconds(server.pid) - before) / max(1, result["requests"]) * 1e6
         return result
 
     def profiled(self, url: str, pid: int, bodies: Path, rate: int = 250) -> dict[str, Any]:
@@ -293,9 +303,16 @@ def paired(bench: Bench, server: str, redis_url: str, single: Path) -> dict[str,
         bench.wrk(noop.url, "/predict", single, 2)
         pairs = []
         for _ in range(bench.repeats):
-            ours = bench.wrk(service.url, "/predict", single, bench.seconds)
-            theirs = bench.wrk(noop.url, "/predict", single, bench.seconds)
-            pairs.append({"service": ours, "noop": theirs, "ratio": ours["rate"] / theirs["rate"]})
+            ours = bench.timed(service, "/predict", single)
+            theirs = bench.timed(noop, "/predict", single)
+            pairs.append(
+                {
+                    "service": ours,
+                    "noop": theirs,
+                    "ratio": ours["rate"] / theirs["rate"],
+                    "cpu_ratio": theirs["cpu_us"] / ours["cpu_us"],
+                }
+            )
         out: dict[str, Any] = {"pairs": pairs}
         if bench.profile and server == "uvicorn":
             out["profile"] = {
@@ -316,6 +333,8 @@ def run(bench: Bench) -> None:
     try:
         single = bench.bodies("predict1", predict_lines(bench, 20_000, 1))
         r["paired"] = {name: paired(bench, name, server.url, single) for name in bench.servers}
+        if bench.pairs_only:
+            return
         service = start_service("uvicorn", tmp, server.url)
         client = Client(service.url, timeout=60)
         try:
@@ -556,15 +575,26 @@ def report(r: dict[str, Any], command: str) -> str:
         "Single /predict against the no-op FastAPI app (a pydantic body model, a JSON reply) on the "
         "same server, measured alternately (service, no-op, service, ...):",
         "",
-        "| server | service requests/s | no-op requests/s | service / no-op |",
-        "|---|---:|---:|---:|",
+        "| server | service requests/s | no-op requests/s | service / no-op | service CPU us/request | "
+        "no-op CPU us/request | no-op CPU / service CPU |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for server, block in r["paired"].items():
         pairs = block["pairs"]
         lines.append(
             f"| {server} | {spread([p['service']['rate'] for p in pairs])} | "
-            f"{spread([p['noop']['rate'] for p in pairs])} | {spread([p['ratio'] for p in pairs], 2)} |"
+            f"{spread([p['noop']['rate'] for p in pairs])} | {spread([p['ratio'] for p in pairs], 2)} | "
+            f"{spread([p['service']['cpu_us'] for p in pairs], 1)} | "
+            f"{spread([p['noop']['cpu_us'] for p in pairs], 1)} | "
+            f"{spread([p['cpu_ratio'] for p in pairs], 2)} |"
         )
+    lines += [
+        "",
+        "The CPU columns are each server's own CPU time (its worker processes included) per request "
+        "answered, from /proc: one process serving a closed loop is bound by its CPU, so on a machine "
+        "of its own the throughput ratio comes to the CPU ratio, while on a shared one the throughput "
+        "moves with the share of the cores each run happened to get.",
+    ]
     lines += [
         "",
         "| scenario | requests/s | items/s | p50 ms | p99 ms | errors |",
@@ -628,6 +658,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-profile", action="store_true", help="skip the py-spy profile of single /predict requests"
     )
+    parser.add_argument(
+        "--pairs-only",
+        action="store_true",
+        help="only the service-vs-no-op pairs (printed as JSON, not written)",
+    )
     args = parser.parse_args(argv)
     for tool, package in (("wrk", "wrk"), ("redis-server", "redis-server")):
         if shutil.which(tool) is None:
@@ -644,7 +679,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("granian is not installed: pip install granian, or --servers uvicorn")
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp), args.quick, profile, args.repeats, servers)
+        bench.pairs_only = args.pairs_only
         run(bench)
+    if args.pairs_only:
+        print(json.dumps(bench.results["paired"], indent=1))
+        return 0
     command = " ".join(
         [
             "python -m bench.service_load",
