@@ -14,9 +14,10 @@ failovers. Every script's keys share one hash tag, so each runs on one shard.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
@@ -119,6 +120,28 @@ def connect(
         decode_responses=False,
     )
     return aioredis.Redis.from_pool(pool)
+
+
+NodeConnector = Callable[[str, int], aioredis.Redis]
+"""A plain client of one cluster node, given its host and port."""
+
+
+def node_connector(url: str, settings: ConnectionSettings | None = None) -> NodeConnector:
+    """Plain clients of single nodes of the cluster at ``url``: the same credentials, TLS and settings,
+    another host and port (what a durable append needs, to wait on the primary it wrote to)."""
+    settings = replace(settings or ConnectionSettings(), cluster=False)
+    scheme, rest = url.split("://", 1)
+    parts = urlsplit(f"{CLUSTER_SCHEMES.get(scheme, scheme)}://{rest}")
+    userinfo = parts.netloc.rpartition("@")[0]
+
+    def connect_node(host: str, port: int) -> aioredis.Redis:
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        netloc = f"{userinfo}@{address}" if userinfo else address
+        client = connect(urlunsplit(parts._replace(netloc=netloc)), settings)
+        assert isinstance(client, aioredis.Redis)
+        return client
+
+    return connect_node
 
 
 @contextmanager

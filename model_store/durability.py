@@ -14,9 +14,22 @@ followed on the same connection by
 
 and the append is acknowledged only if the count was reached in time. Otherwise the store raises
 :class:`~model_store.protocol.StoreUnavailable`: the entry *is* in the log (a retry answers its
-outcome), but it was not confirmed as durable as asked. ``WAIT`` needs the write and the wait on
-one connection to one primary, so it is refused with Redis Cluster (there, the server-side
-``min-replicas-to-write`` is the tool).
+outcome), but it was not confirmed as durable as asked.
+
+``WAIT`` counts the replicas that acknowledged the *connection's* last write. So the append script,
+a write of a fence key in the model's slot (``SET ... PX``, which the primary replicates like any
+write) and the wait go out together, pipelined on one connection to the primary that holds the
+model's slot, in one round trip. The fence makes the wait cover everything that primary holds: a
+retried label answered as a duplicate writes nothing itself, and without the fence its wait would
+measure an older write of that connection, not the first try's entry.
+
+With **Redis Cluster** that connection goes to the primary that owns the model's hash slot, as
+redis-py's cluster client maps it (``get_node_from_key``), through a plain client of that node: the
+wait then counts that shard's replicas. If the slot has moved (a failover, a resharding), that node
+answers MOVED or not at all: the append is refused (503), the cluster client is made to refresh its
+map, and the retry goes to the new owner. The first try's entry either reached the new primary
+(the retry answers it, and its wait confirms it there) or it did not (the retry appends it): the
+label counts once either way.
 """
 
 from __future__ import annotations
@@ -41,6 +54,9 @@ class Durability:
     @property
     def needs_waitaof(self) -> bool:
         return self.aof_local
+
+    fence_ttl_ms: int = 10_000
+    """How long a fence key written before each wait lives (it only needs to outlive the wait)."""
 
     def command(self) -> tuple[Any, ...]:
         timeout_ms = max(1, round(self.timeout_seconds * 1000))

@@ -74,6 +74,13 @@ class ModelKeys:
         """string: the last generation ever issued (INCR, never reset, kept across deletes)."""
         return f"{self.prefix}:generations"
 
+    @property
+    def wait_fence(self) -> str:
+        """string with a short TTL: written right before each ``WAIT``/``WAITAOF`` of a durable append
+        (see :mod:`model_store.durability`), so that the wait covers every write the primary holds,
+        a retried append's original one included."""
+        return f"{self.prefix}:fence"
+
     def generation(self, generation: int) -> GenerationKeys:
         return GenerationKeys(self.model, generation)
 

@@ -27,13 +27,17 @@ import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
+import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError, MovedError, NoScriptError, RedisError, TimeoutError
 
 from .connection import (
     DEFAULT_CHECKPOINT_CHUNK_BYTES,
     Client,
     ConnectionSettings,
+    NodeConnector,
     connect,
+    node_connector,
     translate_redis_errors,
 )
 from .durability import Durability
@@ -140,6 +144,24 @@ def _gone(model: str, generation: int, current: Any) -> GenerationGone:
     return GenerationGone(model, generation, int(text) if text not in ("", "0") else None)
 
 
+def _plain_node_client(client: Client) -> NodeConnector:
+    """Plain clients of single nodes with ``client``'s credentials (the store given a client, not a URL)."""
+    kwargs = client.get_connection_kwargs()
+
+    def connect_node(host: str, port: int) -> aioredis.Redis:
+        return aioredis.Redis(
+            host=host,
+            port=port,
+            username=kwargs.get("username"),
+            password=kwargs.get("password"),
+            socket_timeout=kwargs.get("socket_timeout"),
+            socket_connect_timeout=kwargs.get("socket_connect_timeout"),
+            decode_responses=False,
+        )
+
+    return connect_node
+
+
 class RedisModelStore:
     """The model store on one Redis, or on a Redis Cluster (one slot per model, one for the rest).
 
@@ -163,12 +185,15 @@ class RedisModelStore:
         checkpoint_staging_ttl_seconds: float = 300.0,
         durability: Durability | None = None,
         max_block_seconds: float | None = None,
+        node_client: NodeConnector | None = None,
     ) -> None:
         if checkpoint_chunk_bytes < 1:
             raise ValueError(f"checkpoint_chunk_bytes must be at least 1, got {checkpoint_chunk_bytes}")
         self._redis = client
         self._blocking = blocking or client
         self._durability = durability or Durability()
+        self._connect_node = node_client or _plain_node_client(client)
+        self._nodes: dict[tuple[str, int], aioredis.Redis] = {}
         self._append_done_ttl_ms = _ms(append_done_ttl_seconds, "append_done_ttl_seconds")
         self._chunk_bytes = checkpoint_chunk_bytes
         self._staging_ttl_ms = _ms(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
@@ -201,22 +226,24 @@ class RedisModelStore:
             checkpoint_chunk_bytes=settings.checkpoint_chunk_bytes,
             durability=settings.durability,
             max_block_seconds=settings.socket_timeout / 2,
+            node_client=node_connector(url, settings),
         )
 
     async def check_durability(self) -> None:
         """Refuse a durability option this Redis cannot honour (a clear error at start, not a
-        silently weaker guarantee)."""
+        silently weaker guarantee): ``WAITAOF`` needs Redis 7.2 on every primary."""
         wanted = self._durability
-        if not wanted.active:
+        if not wanted.active or not wanted.needs_waitaof:
             return
         if isinstance(self._redis, RedisCluster):
-            raise StoreError(
-                "WAIT/WAITAOF durability needs one connection to one primary and is not available with "
-                "Redis Cluster; configure min-replicas-to-write on the cluster's primaries instead"
-            )
-        if wanted.needs_waitaof:
             with translate_redis_errors("check_durability"):
-                info = await self._redis.info("server")
+                await self._redis.initialize()
+            clients = [self._node(node.host, int(node.port)) for node in self._redis.get_primaries()]
+        else:
+            clients = [self._redis]
+        for client in clients:
+            with translate_redis_errors("check_durability"):
+                info = await client.info("server")
             version = tuple(int(part) for part in str(info.get("redis_version", "0")).split(".")[:2])
             if version < (7, 2):
                 raise StoreError(
@@ -224,17 +251,51 @@ class RedisModelStore:
                     f"{info.get('redis_version')}: use appendfsync always instead, or upgrade"
                 )
 
-    async def _append(self, script: Any, keys: list[Any], args: list[Any], action: str) -> Any:
-        """Run an append script; with :class:`Durability`, followed on the same connection by its
-        WAIT/WAITAOF, and refused (503) when that falls short."""
+    def _node(self, host: str, port: int) -> aioredis.Redis:
+        """The plain client of one cluster node (made on first use, kept until :meth:`close`)."""
+        client = self._nodes.get((host, port))
+        if client is None:
+            client = self._nodes[(host, port)] = self._connect_node(host, port)
+        return client
+
+    async def _primary(self, key: str) -> aioredis.Redis:
+        """The client that writes ``key``: the single Redis, or a plain client of the cluster node
+        that the cluster client maps ``key``'s slot to."""
+        if not isinstance(self._redis, RedisCluster):
+            return self._redis
+        await self._redis.initialize()
+        node = self._redis.get_node_from_key(key)
+        if node is None:
+            raise StoreUnavailable(f"no primary holds the slot of {key}", retry_after=1.0)
+        return self._node(node.host, int(node.port))
+
+    async def _refresh_slots(self, key: str) -> None:
+        """After a cluster node refused or missed a durable append: a read of ``key`` through the
+        cluster client, which follows MOVED or reconnects, and so updates its map of the slots."""
+        try:
+            await self._redis.exists(key)
+        except RedisError as exc:
+            log.info("refreshing the cluster's slot map after a refused append: %s", exc)
+
+    async def _append(self, script: Any, keys: list[Any], args: list[Any], model: str, action: str) -> Any:
+        """Run an append script; with :class:`Durability`, pipelined on one connection to the
+        primary holding the model's slot with a fence write and the WAIT/WAITAOF (see
+        :mod:`model_store.durability`), and refused (503) when that falls short."""
         wanted = self._durability
-        with translate_redis_errors(action):
-            if not wanted.active:
+        if not wanted.active:
+            with translate_redis_errors(action):
                 return await script(keys=keys, args=args)
-            async with self._redis.pipeline(transaction=False) as pipe:
-                await script(keys=keys, args=args, client=pipe)
-                pipe.execute_command(*wanted.command())
-                reply, acknowledged = await pipe.execute()
+        fence = ModelKeys(model).wait_fence
+        try:
+            with translate_redis_errors(action):
+                client = await self._primary(fence)
+                reply, acknowledged = await self._durable_append(client, script, keys, args, fence)
+        except StoreUnavailable as exc:
+            if isinstance(self._redis, RedisCluster) and isinstance(
+                exc.__cause__, (ConnectionError, TimeoutError, MovedError)
+            ):
+                await self._refresh_slots(fence)
+            raise
         shortfall = wanted.shortfall(acknowledged)
         if shortfall is not None:
             raise StoreUnavailable(
@@ -243,6 +304,27 @@ class RedisModelStore:
                 retry_after=1.0,
             )
         return reply
+
+    async def _durable_append(
+        self, client: aioredis.Redis, script: Any, keys: list[Any], args: list[Any], fence: str
+    ) -> tuple[Any, Any]:
+        """EVALSHA, the fence and the wait in one round trip on one connection; the script is loaded
+        and the three sent again if that Redis did not know it (nothing ran then)."""
+        wanted = self._durability
+        for attempt in range(2):
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+                pipe.set(fence, b"1", px=wanted.fence_ttl_ms)
+                pipe.execute_command(*wanted.command())
+                reply, fenced, acknowledged = await pipe.execute(raise_on_error=False)
+            if isinstance(reply, NoScriptError) and attempt == 0:
+                await client.script_load(script.script)
+                continue
+            for result in (reply, fenced, acknowledged):
+                if isinstance(result, Exception):
+                    raise result
+            return reply, acknowledged
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     def _block_ms(self, block_seconds: float) -> int:
         """XREAD's BLOCK for a read asked to wait ``block_seconds``: never past ``max_block_seconds``
@@ -262,7 +344,8 @@ class RedisModelStore:
             await self._redis.set(f"acog:{{acog}}:probe:{secrets.token_hex(4)}", b"1", px=1)
 
     async def close(self) -> None:
-        for client in {id(self._redis): self._redis, id(self._blocking): self._blocking}.values():
+        clients: dict[int, Client] = {id(self._redis): self._redis, id(self._blocking): self._blocking}
+        for client in [*clients.values(), *self._nodes.values()]:
             await client.aclose()
 
     # -- identity and layout ---------------------------------------------------------------
@@ -539,7 +622,7 @@ class RedisModelStore:
             outcomes.append(None)  # decided by the script, in this order
             script_keys += [keys.pending(pid.token), keys.done(pid.token)]
             args += [prediction_id, pid.token, pid.ms, y_text]
-        reply = await self._append(self._label, script_keys, args, "label")
+        reply = await self._append(self._label, script_keys, args, model, "label")
         if not int(reply[0]):
             raise _gone(model, generation, reply[1])
         decided = iter(reply[1:])
@@ -575,7 +658,7 @@ class RedisModelStore:
             prediction_ids.append(prediction_id)
             script_keys.append(keys.done(parse_prediction_id(prediction_id).token))
             args += [prediction_id, encode_example(example), format_label(y)]
-        reply = await self._append(self._append_examples, script_keys, args, "append_examples")
+        reply = await self._append(self._append_examples, script_keys, args, model, "append_examples")
         if not int(reply[0]):
             raise _gone(model, generation, reply[1])
         flat = [_text(v) for v in reply[1:]]
@@ -594,6 +677,7 @@ class RedisModelStore:
             self._append_event,
             [keys.log, keys.record, keys.sequence, keys.done(f"event:{request_id}")],
             [generation, kind, body, format_float(at), self._append_done_ttl_ms],
+            model,
             "append_event",
         )
         if not int(reply[0]):

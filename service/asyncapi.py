@@ -62,7 +62,8 @@ need not be the order of the messages: each reply's `model_version` says where i
 A batch (`instances`, `items`) in one message keeps its order.
 
 **Retries.** A 503 reply (store unavailable) means the outcome is unknown: send the same message
-again (a label by prediction id counts once). Every other error is final.
+again (a label by prediction id counts once). A 429 reply (too many messages) was not handled: send
+it again. Both carry `retry_after`, the seconds to wait. Every other error is final.
 
 **Limits** (the service's settings, defaults shown). At most `ACOG_WS_QUEUE_SIZE` =
 {_default("ws_queue_size")} messages in flight per connection, after which the server stops reading

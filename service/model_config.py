@@ -65,6 +65,22 @@ class OPIDOptions(BaseModel):
     )
 
 
+class ForestOptions(BaseModel):
+    """The forest's hyper-parameters (``algorithm: "amf"``; see :mod:`service.learners.forest`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_estimators: int = Field(10, ge=1, le=100, description="trees")
+    step: PositiveFloat = Field(1.0, description="learning rate of the aggregation's exponential weights")
+    dirichlet: PositiveFloat = Field(0.5, description="prior of the leaf predictor (0.5: Jeffreys)")
+    use_aggregation: bool = Field(True, description="aggregate over the prunings of each tree")
+    split_pure: bool = Field(False, description="split nodes whose labels all equal the new one")
+    max_nodes: int = Field(
+        4096, ge=3, le=2**24, description="node budget per tree; a full tree stops splitting"
+    )
+    seed: int = Field(0, ge=0, lt=2**63, description="seed of the trees' random streams")
+
+
 class FeatureMapOptions(BaseModel):
     """A feature map ``z = phi(x)`` under ACOG (``algorithm`` acog or acog-diag is the learner over
     ``z``; see :mod:`service.learners.feature_maps`). The map's arrays derive from ``seed`` and the
@@ -173,6 +189,7 @@ class ModelConfig(BaseModel):
         "plus_minus_one", description="labels accepted by /feedback: -1/+1, or 0/1 (1 = anomaly)"
     )
     opid: OPIDOptions | None = Field(None, description='options of algorithm "opid"')
+    forest: ForestOptions | None = Field(None, description='options of algorithm "amf"')
     feature_map: FeatureMapOptions | None = Field(
         None,
         description="a nonlinear feature map under acog or acog-diag (default acog when the "
@@ -323,6 +340,8 @@ class ModelConfig(BaseModel):
             refused.append("gamma")  # OPID's gamma is opid.gamma
         if not opid and self.opid is not None:
             refused.append("opid")
+        if self.forest is not None and self.resolved_algorithm(memory_budget) != "amf":
+            refused.append("forest")
         if "eta" in spec and self.eta != "auto":
             refused += [
                 n
@@ -368,6 +387,8 @@ class ModelConfig(BaseModel):
             wanted["rho"] = float(self.rho)
         if algorithm == "opid":
             wanted.update((self.opid or OPIDOptions()).model_dump())
+        if algorithm == "amf":
+            wanted.update((self.forest or ForestOptions()).model_dump())
         if self.feature_map is not None and self.mapped:
             wanted.update(self.feature_map.learner_params(), update=algorithm)
         params = {k: v for k, v in wanted.items() if k in spec}

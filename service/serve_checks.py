@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import sys
 from typing import Any
 
 from pydantic import ValidationError
@@ -85,12 +86,15 @@ def check_default_model(settings: Settings) -> None:
 
 
 def check_redis(settings: Settings) -> None:
-    """The Redis of ``ACOG_REDIS_URL`` answers a ping within the connect timeout, and is not a store
-    that lost its data (:func:`service.engine.engine.check_store_identity`; no URL: the embedded one
-    is started later, and the engine checks it then)."""
+    """The Redis of ``ACOG_REDIS_URL`` answers a ping within the connect timeout, can honour the
+    durability asked (``ACOG_REDIS_WAIT_*``), is not a store that lost its data
+    (:func:`service.engine.engine.check_store_identity`), and accepts writes: while it refuses them
+    (NOREPLICAS, READONLY, OOM, MISCONF...) the start waits, with a line on stderr per try and a
+    growing pause (:func:`wait_until_writable`). No URL: the embedded one is started later, and the
+    engine checks it then."""
     if not settings.redis_url:
         return
-    from model_store import ConnectionSettings, RedisModelStore, StoreError, StoreUnavailable
+    from model_store import ConnectionSettings, Durability, RedisModelStore, StoreError, StoreUnavailable
 
     from .engine.engine import check_store_identity
 
@@ -99,13 +103,25 @@ def check_redis(settings: Settings) -> None:
         connect_timeout=settings.redis_connect_timeout_seconds,
         retries=0,
         cluster=settings.redis_cluster,
+        durability=Durability(
+            replicas=settings.redis_wait_replicas,
+            aof_local=settings.redis_wait_aof,
+            timeout_seconds=settings.redis_wait_timeout_seconds,
+        ),
     )
 
     async def ping() -> None:
         store = RedisModelStore.from_url(settings.redis_url or "", connection)
         try:
             await store.ping()
+            try:
+                await store.check_durability()
+            except StoreUnavailable:
+                raise
+            except StoreError as exc:
+                raise UsageError(f"{ENV_PREFIX}REDIS_WAIT_AOF: {exc}") from None
             await check_store_identity(store, settings.store_epoch)
+            await wait_until_writable(store)
         finally:
             await store.close()
 
@@ -117,6 +133,40 @@ def check_redis(settings: Settings) -> None:
         raise UsageError(f"{ENV_PREFIX}REDIS_URL: {exc}") from None
     except ValueError as exc:  # a URL redis-py cannot parse
         raise UsageError(f"{ENV_PREFIX}REDIS_URL: {exc}") from None
+
+
+WRITABLE_FIRST_PAUSE = 0.5
+WRITABLE_MAX_PAUSE = 10.0
+
+
+async def wait_until_writable(store: Any) -> None:
+    """Return once the store takes a write (``check_writable``); meanwhile, while it answers but
+    refuses writes, one line on stderr per try and pauses doubling from 0.5 s up to 10 s. A store
+    that does not answer at all is not waited for (that is a mistake in ``ACOG_REDIS_URL`` more
+    often than an outage)."""
+    from model_store import StoreUnavailable
+
+    pause = WRITABLE_FIRST_PAUSE
+    while True:
+        try:
+            await store.check_writable()
+            return
+        except StoreUnavailable as exc:
+            if not _refuses_writes(exc):
+                raise
+            print(
+                f"acog serve: the store refuses writes ({exc}); trying again in {pause:g} s",
+                file=sys.stderr,
+            )
+            await asyncio.sleep(pause)
+            pause = min(WRITABLE_MAX_PAUSE, pause * 2)
+
+
+def _refuses_writes(error: Exception) -> bool:
+    """Whether Redis answered, with a refusal of writes (not a broken connection or a timeout)."""
+    from redis.exceptions import ConnectionError, TimeoutError
+
+    return not isinstance(error.__cause__, ConnectionError | TimeoutError)
 
 
 def check_port(host: str, port: int) -> None:

@@ -13,9 +13,11 @@ from collections.abc import Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
 
+import httpx
 import pytest
+import redis
 
-from .support.private_redis import free_port
+from .support.private_redis import PrivateRedis, free_port
 
 ACOG = Path(sys.executable).parent / "acog"
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,3 +205,58 @@ def test_serve_with_workers_warms_the_kernel_cache_once_and_the_workers_load_it(
     assert text.count("acog warm-up: ") == 1, text  # once, in the supervising process's child
     assert len(ready) == 2, text
     assert all(": 0 kernel specialisations compiled" in line for line in ready), ready
+
+
+def test_a_durability_the_redis_cannot_honour_is_one_line(tmp_path: Path) -> None:
+    server = PrivateRedis(tmp_path)
+    server.start()
+    try:
+        with redis.Redis(port=server.port) as client:
+            release = str(client.info("server")["redis_version"])
+        if tuple(int(v) for v in release.split(".")[:2]) >= (7, 2):
+            pytest.skip(f"this Redis ({release}) has WAITAOF")
+        result = acog("serve", env={"ACOG_REDIS_URL": server.url, "ACOG_REDIS_WAIT_AOF": "true"})
+        assert_one_line_refusal(result, "ACOG_REDIS_WAIT_AOF", "needs Redis 7.2")
+    finally:
+        server.close()
+
+
+def test_a_redis_that_refuses_writes_is_waited_for(tmp_path: Path) -> None:
+    """NOREPLICAS (min-replicas-to-write with no replica): the start waits, one line per try, and
+    goes on once Redis takes writes."""
+    server = PrivateRedis(tmp_path)
+    server.start()
+    port = free_port()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k == "ACOG_JIT_CACHE_DIR"}
+    env = {**clean, "ACOG_REDIS_URL": server.url, "ACOG_DATA_DIR": str(tmp_path / "data")}
+    stderr = tmp_path / "stderr"
+    with redis.Redis(port=server.port) as client:
+        client.config_set("min-replicas-to-write", 1)
+    with stderr.open("w") as err:
+        process = subprocess.Popen(
+            [str(ACOG), "serve", "--port", str(port)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while "refuses writes" not in stderr.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, stderr.read_text()
+            time.sleep(0.1)
+        assert "NOREPLICAS" in stderr.read_text() and "Traceback" not in stderr.read_text()
+        with redis.Redis(port=server.port) as client:
+            client.config_set("min-replicas-to-write", 0)
+        while True:
+            assert process.poll() is None and time.monotonic() < deadline, stderr.read_text()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+    finally:
+        process.terminate()
+        process.wait(30)
+        server.close()

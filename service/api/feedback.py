@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 from ..engine import Engine, FeedbackResult
 from .auth import require_key
 from .hot import HotRoute, encode, engine_of
+from .responses import KEY, refusals
 from .schemas import FeedbackBatchOut, FeedbackOut, FeedbackRequest, features_payload
 
 router = APIRouter(tags=["labels"], dependencies=[Depends(require_key)])
@@ -39,17 +40,22 @@ def _out(result: FeedbackResult) -> FeedbackOut:
 @router.post(
     "/feedback",
     response_model=FeedbackOut | FeedbackBatchOut,
-    responses={
-        404: {"description": "unknown or expired prediction id (the reason is given)"},
-        409: {"description": "the prediction id was labelled before with another value (label_conflict)"},
-        410: {"description": "the prediction's model was replaced or deleted"},
-        413: {"description": "batch or body too large"},
-        422: {"description": "invalid label or features (nothing was applied)"},
-        503: {
-            "description": "store or model unavailable: the outcome is unknown; retry the same request "
-            "after Retry-After (a label retried with the same id and value answers the first outcome)"
-        },
-    },
+    responses=refusals(
+        *KEY,
+        400,
+        404,
+        409,
+        410,
+        413,
+        422,
+        503,
+        _404="unknown or expired prediction id, or unknown model (the reason is given)",
+        _409="the prediction id was labelled before with another value (label_conflict)",
+        _410="the prediction's model was replaced or deleted (model_gone)",
+        _422="invalid label or features (nothing was applied)",
+        _503="store or model unavailable: the outcome is unknown; retry the same request after "
+        "Retry-After (a label retried with the same id and value answers the first outcome)",
+    ),
 )
 async def feedback(body: FeedbackRequest, request: Request) -> Response:
     """Apply labels. A prediction id counts once: a retry with the same value answers the first

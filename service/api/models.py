@@ -11,6 +11,7 @@ from ..model_config import ModelConfig
 from ..schema_change import SchemaChangeRequest
 from .auth import require_admin, require_key
 from .dependencies import EngineDep, tag_model
+from .responses import ADMIN, KEY, refusals
 from .schemas import CheckpointOut, ModelInfo, ModelList, ModelNameInPath, ModelSummary
 
 router = APIRouter(prefix="/models", tags=["models"])
@@ -51,8 +52,18 @@ def describe(engine: Engine, name: str) -> ModelInfo:
     dependencies=[Depends(require_admin)],
     responses={
         200: {"description": "unchanged (the same configuration: a no-op), or replaced (with replace=true)"},
-        409: {"description": "the model exists with another configuration and replace is not true"},
-        422: {"description": "invalid configuration (the field and the problem are named)"},
+        **refusals(
+            *ADMIN,
+            400,
+            409,
+            413,
+            422,
+            503,
+            _409="the model exists with another configuration and replace is not true, or it changed "
+            "meanwhile (model_conflict)",
+            _413="more models than ACOG_MAX_MODELS, or a configuration over the limits (limit_exceeded)",
+            _422="invalid configuration (the field and the problem are named)",
+        ),
     },
 )
 async def put_model(
@@ -79,7 +90,7 @@ async def put_model(
     return describe(engine, name)
 
 
-@router.get("", response_model=ModelList, dependencies=[Depends(require_key)])
+@router.get("", response_model=ModelList, dependencies=[Depends(require_key)], responses=refusals(*KEY))
 async def list_models(engine: EngineDep) -> ModelList:
     budget = engine.settings.memory_budget_bytes
     return ModelList(
@@ -97,21 +108,36 @@ async def list_models(engine: EngineDep) -> ModelList:
     )
 
 
-@router.get("/{name}", response_model=ModelInfo, dependencies=[Depends(require_key)])
+@router.get(
+    "/{name}",
+    response_model=ModelInfo,
+    dependencies=[Depends(require_key)],
+    responses=refusals(*KEY, 404, 422),
+)
 async def get_model(name: Name, request: Request, engine: EngineDep) -> ModelInfo:
     """Configuration, version, counts, the current measures and the eta selection."""
     tag_model(request, name)
     return describe(engine, name)
 
 
-@router.delete("/{name}", status_code=204, dependencies=[Depends(require_admin)])
+@router.delete(
+    "/{name}",
+    status_code=204,
+    dependencies=[Depends(require_admin)],
+    responses=refusals(*ADMIN, 404, 422, 503),
+)
 async def delete_model(name: Name, request: Request, engine: EngineDep) -> Response:
     tag_model(request, name)
     await engine.delete_model(name)
     return Response(status_code=204)
 
 
-@router.post("/{name}/checkpoint", response_model=CheckpointOut, dependencies=[Depends(require_admin)])
+@router.post(
+    "/{name}/checkpoint",
+    response_model=CheckpointOut,
+    dependencies=[Depends(require_admin)],
+    responses=refusals(*ADMIN, 404, 422, 503),
+)
 async def checkpoint(name: Name, request: Request, engine: EngineDep) -> CheckpointOut:
     """Write a checkpoint now (it also happens every N labels, every T seconds and at shutdown)."""
     tag_model(request, name)
@@ -123,16 +149,20 @@ async def checkpoint(name: Name, request: Request, engine: EngineDep) -> Checkpo
     "/{name}/schema",
     response_model=ModelInfo,
     dependencies=[Depends(require_admin)],
-    responses={
-        404: {"description": "unknown model"},
-        409: {"description": "the schema changed meanwhile (another change landed first): declare again"},
-        410: {"description": "the model was replaced or deleted meanwhile"},
-        422: {
-            "description": "the change does not fit the model: an index schema (n_features), a name not in "
-            "the schema, nothing changed, more names than max_features (the field is named)"
-        },
-        503: {"description": "store or model unavailable: retry the same request after Retry-After"},
-    },
+    responses=refusals(
+        *ADMIN,
+        400,
+        404,
+        409,
+        410,
+        413,
+        422,
+        503,
+        _409="the schema changed meanwhile (another change landed first): declare again",
+        _422="the change does not fit the model: an index schema (n_features), a name not in the schema, "
+        "nothing changed, more names than max_features (the field is named)",
+        _503="store or model unavailable: retry the same request after Retry-After",
+    ),
 )
 async def change_schema(
     name: Name, change: SchemaChangeRequest, request: Request, engine: EngineDep

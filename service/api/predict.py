@@ -14,6 +14,7 @@ from pydantic import TypeAdapter
 from ..engine import Engine
 from .auth import require_key
 from .hot import HotRoute, encode, engine_of
+from .responses import KEY, refusals
 from .schemas import PredictBatchOut, PredictionOut, PredictRequest, features_payload
 
 router = APIRouter(tags=["predictions"], dependencies=[Depends(require_key)])
@@ -22,12 +23,9 @@ router = APIRouter(tags=["predictions"], dependencies=[Depends(require_key)])
 @router.post(
     "/predict",
     response_model=PredictionOut | PredictBatchOut,
-    responses={
-        404: {"description": "unknown model"},
-        413: {"description": "batch or body too large"},
-        422: {"description": "invalid features (the field and the problem are named)"},
-        503: {"description": "model or store unavailable"},
-    },
+    responses=refusals(
+        *KEY, 400, 404, 413, 422, 503, _422="invalid features (the field and the problem are named)"
+    ),
 )
 async def predict(body: PredictRequest, request: Request) -> Response:
     """Score ``sign(mu . x)`` (+1 = anomaly) for one instance (``features``) or a batch (``instances``)."""

@@ -69,11 +69,14 @@ class ErrorReply(BaseModel):
     id: MessageId
     type: Any = Field(description='"predict", "feedback", or whatever the message said (null if none)')
     ok: Literal[False]
-    status: int = Field(description="400/404/409/410/413/422/429 final; 503 retry with the same message")
+    status: int = Field(
+        description="400/404/409/410/413/422 final; 429 and 503: send the same message again after "
+        "retry_after seconds"
+    )
     detail: list[ErrorItem] = Field(min_length=1)
     retry_after: int | None = Field(
         None,
         ge=1,
-        description="with a 503: seconds to wait before sending the same message again "
+        description="with a 503 or a 429: seconds to wait before sending the same message again "
         "(what REST sends as Retry-After); absent otherwise",
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections.abc import Awaitable
 from typing import Annotated, Any, Literal
@@ -138,6 +139,10 @@ class _RateLimit:
             return True
         return False
 
+    def wait_seconds(self) -> int:
+        """Whole seconds (at least 1, like ``Retry-After``) until the bucket holds a message again."""
+        return max(1, math.ceil((1.0 - self.tokens) / self.rate))
+
 
 @router.websocket("/ws")
 async def stream(websocket: WebSocket) -> None:
@@ -179,6 +184,8 @@ def _dispatch(
         reply = _error(
             429, "message", f"more than {rate:g} messages a second on this connection", "rate_limited"
         )
+        reply["retry_after"] = limit.wait_seconds()
+        message = _parsed(text)  # not handled, but its reply names it
     else:
         try:
             decoded = MESSAGE.validate_json(text)
@@ -195,6 +202,14 @@ def _dispatch(
         else:
             return (*_ids(message), asyncio.ensure_future(handle(engine, message)))
     return (*_ids(message), _ready(reply))
+
+
+def _parsed(text: str) -> Any:
+    """The JSON of a message that will not be handled (for its id and type), or None."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _ids(message: Any) -> tuple[Any, Any]:

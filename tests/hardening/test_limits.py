@@ -204,11 +204,12 @@ def test_websocket_rate(limited: Running) -> None:
     messages = [json.dumps({"type": "predict", "id": i, "model": "base", "features": ROW}) for i in range(12)]
     replies = ws_send(limited, messages)
     statuses = [r["status"] for r in replies]
-    # one reply each, in order; a refused message is not read, so its reply has no id
-    assert [r["id"] for r in replies] == [i if s == 200 else None for i, s in enumerate(statuses)]
+    # one reply each, in order, naming its message; a refused one is not handled
+    assert [(r["id"], r["type"]) for r in replies] == [(i, "predict") for i in range(12)]
     assert statuses[:WS_RATE] == [200] * WS_RATE and statuses.count(429) >= 12 - WS_RATE - 1, statuses
     refused = next(r for r in replies if r["status"] == 429)
     assert f"more than {WS_RATE} messages a second" in refused["detail"][0]["msg"]
+    assert refused["retry_after"] >= 1  # seconds until the bucket holds a message again
     assert snapshot(limited.api, "base") == before
 
 

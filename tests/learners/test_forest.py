@@ -15,6 +15,7 @@ from service.evaluation.datasets import load
 from service.learners import InvalidInput, InvalidParameter, create, reference
 from service.learners.forest.kernels import forest_proba
 from service.learners.forest.learner import AMF, forest_nbytes, node_nbytes
+from service.model_config import ModelConfig
 
 from .streams import same_state, sparse_stream
 
@@ -173,6 +174,19 @@ def test_the_forest_must_fit_the_memory_budget() -> None:
     assert info.value.parameter == "n_features"
     small_forest = create("amf", n_features=64, memory_budget=2**20, max_nodes=64)
     assert small_forest.state_nbytes() <= 2**20
+
+
+def test_the_model_configuration_carries_the_forest_options() -> None:
+    options = {"n_estimators": 4, "seed": 9, "max_nodes": 64}
+    config = ModelConfig(n_features=D, algorithm="amf", forest=options)
+    learner = config.build_learner()
+    assert isinstance(learner, AMF)
+    assert (learner.params["n_estimators"], learner.params["seed"], learner.params["max_nodes"]) == (4, 9, 64)
+    assert learner.params["rho"] == "laplace" and learner.params["fit_intercept"]
+    cost = ModelConfig(n_features=D, algorithm="amf", objective="cost", c_p=0.9).build_learner()
+    assert cost.params["rho"] == pytest.approx(9.0)  # decide + when P(+|x) >= c_n / (c_p + c_n) = 0.1
+    assert ModelConfig(n_features=D, algorithm="acog", forest={"seed": 1}).inapplicable() == ["forest"]
+    assert ModelConfig(n_features=D, algorithm="amf", eta=0.5).inapplicable() == ["eta"]
 
 
 def test_kernels_grow_the_trees_the_readable_reference_grows() -> None:

@@ -52,6 +52,8 @@ CONFIGS: list[dict[str, Any]] = [
     {"algorithm": "acog", "n_features": D},  # eta auto (an ensemble) with the intercept
     {"algorithm": "ssacog", "n_features": D, "sketch_size": 2, "selection": "window", "selection_window": 7},
     {"algorithm": "acog-diag", "max_features": D + 2},  # an open named schema
+    # a forest whose trees fill their budget within the 60 labels
+    {"algorithm": "amf", "n_features": D, "forest": {"n_estimators": 3, "max_nodes": 31, "seed": 5}},
 ]
 
 

@@ -49,6 +49,8 @@ class PrivateRedis:
                 self.appendfsync,
                 "--logfile",
                 "redis.log",
+                "--enable-debug-command",
+                "local",  # DEBUG SLEEP: tests stall a server (a lagging replica, say)
             ],
             stdout=subprocess.DEVNULL,
         )

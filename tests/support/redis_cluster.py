@@ -1,5 +1,10 @@
 """A real Redis Cluster of the test's own: N masters (``redis-server --cluster-enabled yes``) on free
-loopback ports, joined with ``redis-cli --cluster create``, each with its own append-only file."""
+loopback ports, joined with ``redis-cli --cluster create``, each with its own append-only file, and
+optionally a replica per master (``--cluster-replicas 1``).
+
+For failover tests: :meth:`RedisClusterProcesses.lag` makes a master's replica fall behind (it
+stalls and its link is dropped, so writes reach the master only), :meth:`kill` is a SIGKILL, and
+:meth:`wait_for_master` waits until a replica has been promoted in its master's place."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import random
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -41,10 +47,15 @@ def free_cluster_port(taken: set[int]) -> int:
 class RedisClusterProcesses:
     """``start()`` a cluster of ``masters`` nodes; ``kill(port)``, ``restart(port)`` one; ``close()``."""
 
-    def __init__(self, directory: Path, masters: int = 3) -> None:
+    def __init__(
+        self, directory: Path, masters: int = 3, replicas: int = 0, node_timeout_ms: int = 2000
+    ) -> None:
         self.directory = directory
+        self.masters = masters
+        self.replicas = replicas
+        self.node_timeout_ms = node_timeout_ms
         self.ports: list[int] = []
-        for _ in range(masters):
+        for _ in range(masters * (1 + replicas)):
             self.ports.append(free_cluster_port(set(self.ports)))
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
 
@@ -57,8 +68,9 @@ class RedisClusterProcesses:
         for port in self.ports:
             self._start_node(port)
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
+        replicas = ["--cluster-replicas", str(self.replicas)]
         subprocess.run(
-            [REDIS_CLI, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
+            [REDIS_CLI, "--cluster", "create", *nodes, *replicas, "--cluster-yes"],
             check=True,
             capture_output=True,
             timeout=60,
@@ -86,13 +98,17 @@ class RedisClusterProcesses:
                 "--cluster-config-file",
                 "nodes.conf",
                 "--cluster-node-timeout",
-                "2000",
+                str(self.node_timeout_ms),
                 "--save",
                 "",
                 "--appendonly",
                 "yes",
                 "--logfile",
                 "redis.log",
+                "--repl-diskless-sync-delay",
+                "0",  # a replica syncs at once
+                "--enable-debug-command",
+                "local",  # DEBUG SLEEP: tests stall a server (a lagging replica, say)
             ],
             stdout=subprocess.DEVNULL,
         )
@@ -111,14 +127,69 @@ class RedisClusterProcesses:
             client.close()
 
     def _healthy(self) -> bool:
-        for port in self.ports:
-            with redis.Redis(host="127.0.0.1", port=port) as node:
-                info = node.cluster("info")
+        """Every running node sees the cluster ``ok`` with every node, and every replica's link up."""
+        for port in self.processes:
+            try:
+                with redis.Redis(host="127.0.0.1", port=port) as node:
+                    info = node.cluster("info")
+                    replication = node.info("replication")
+            except redis.exceptions.ConnectionError:
+                return False
             if info.get("cluster_state") != "ok" or int(info.get("cluster_known_nodes", 0)) != len(
                 self.ports
             ):
                 return False
+            if replication.get("role") == "slave" and replication.get("master_link_status") != "up":
+                return False
         return True
+
+    def role(self, port: int) -> str:
+        """``master`` or ``slave``, as the node says."""
+        with redis.Redis(host="127.0.0.1", port=port) as node:
+            return str(node.info("replication")["role"])
+
+    def replica_of(self, master: int) -> int:
+        """The port of a replica of the master on ``master``."""
+        with redis.Redis(host="127.0.0.1", port=master) as node:
+            replication = node.info("replication")
+        if int(replication.get("connected_slaves", 0)) < 1:
+            raise RuntimeError(f"the master on {master} has no connected replica: {replication}")
+        return int(replication["slave0"]["port"])
+
+    def lag(self, master: int, seconds: float) -> threading.Thread:
+        """Make the replica of ``master`` fall behind for ``seconds``: it stalls (``DEBUG SLEEP``, so
+        it neither reads nor reconnects) and the master drops its link (``CLIENT KILL TYPE replica``),
+        so every write from now on is on the master only, until the replica wakes and resyncs.
+        Returns the thread running the sleep (join it)."""
+        replica = self.replica_of(master)
+
+        def stall() -> None:
+            with redis.Redis(host="127.0.0.1", port=replica, socket_timeout=seconds + 10) as node:
+                node.execute_command("DEBUG", "SLEEP", seconds)
+
+        sleeper = threading.Thread(target=stall)
+        sleeper.start()
+        time.sleep(0.05)  # the replica is asleep
+        with redis.Redis(host="127.0.0.1", port=master) as node:
+            node.client_kill_filter(_type="replica")
+        return sleeper
+
+    def wait_for_master(self, port: int, timeout: float = 30.0) -> None:
+        """Wait until the node on ``port`` is a master and every live node sees the cluster ``ok``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.role(port) == "master" and all(self._state(p) == "ok" for p in self.processes):
+                    return
+            except redis.exceptions.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"node {port} did not become a master of an ok cluster")
+            time.sleep(0.05)
+
+    def _state(self, port: int) -> str:
+        with redis.Redis(host="127.0.0.1", port=port) as node:
+            return str(node.cluster("info").get("cluster_state"))
 
     def client(self) -> SyncCluster:
         """A synchronous cluster client, for a test to look inside."""

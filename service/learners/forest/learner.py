@@ -154,9 +154,13 @@ class AMF(Learner):
             }
         }
 
+    def __init__(self, n_features: int, **params: Any) -> None:
+        super().__init__(n_features, **params)
+        self._fit = self._labels_that_fit()
+
     def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
         self._refuse_if_borrowed()
-        self._make_room(1)
+        self._reserve(1)
         return super().learn_checked(vector, y)
 
     def _learn_stream(
@@ -167,25 +171,34 @@ class AMF(Learner):
         (a label adds at most two nodes a tree); the capacity grows between chunks."""
         n, start = ys.shape[0], 0
         while start < n:
-            room = self._make_room(n - start)
-            stop = n if room is None else start + max(1, room // 2)
+            stop = start + self._reserve(n - start)
             driver.learn_stream(
                 self._st, self._kernel_params, self._rho_cfg, indptr[start:], indices, data,
                 ys[start:stop], scores[start:stop], updated[start:stop],
             )  # fmt: skip
             start = stop
 
-    def _make_room(self, labels: int) -> int | None:
-        """Grow the node arrays towards room for ``labels`` more labels; returns the free nodes per
-        tree, or ``None`` when the arrays are at the budget (the kernels then stop splitting)."""
-        capacity, budget = self._arrays["left"].shape[1], int(self.params["max_nodes"])
-        used = int(self._arrays["n_nodes"].max())
-        if capacity >= budget:
+    def _reserve(self, labels: int) -> int:
+        """Room for up to ``labels`` more labels: how many (at least one) the arrays now surely hold,
+        growing them when none fits. ``self._fit`` counts the labels that surely fit (each adds at
+        most two nodes a tree), ``None`` once the arrays are at the budget (the kernels then stop
+        splitting): a plain counter, so that a single ``learn`` pays no array scan."""
+        if self._fit is None:
+            return labels
+        if self._fit < 1:
+            capacity = self._arrays["left"].shape[1]
+            self._resize(min(int(self.params["max_nodes"]), 2 * capacity))
+            if self._fit is None:
+                return labels
+        taken = min(labels, self._fit)
+        self._fit -= taken
+        return taken
+
+    def _labels_that_fit(self) -> int | None:
+        capacity = self._arrays["left"].shape[1]
+        if capacity >= int(self.params["max_nodes"]):
             return None
-        if capacity - used < 2 * min(labels, capacity):
-            capacity = min(budget, 2 * capacity)
-            self._resize(capacity)
-        return None if capacity >= budget else capacity - used
+        return (capacity - int(self._arrays["n_nodes"].max())) // 2
 
     def _resize(self, capacity: int) -> None:
         trees = self._arrays["n_nodes"].shape[0]
@@ -196,6 +209,7 @@ class AMF(Learner):
             grown[name][:, :keep] = old[:, :keep]
             self._arrays[name] = grown[name]
         self._st = self.state_type(**self._arrays)
+        self._fit = self._labels_that_fit()
 
     # --- the state: the nodes in use only ------------------------------------------------------
 
@@ -226,6 +240,7 @@ class AMF(Learner):
         if problem is not None:
             raise InvalidInput("state", problem)
         super().load_state(state)
+        self._fit = self._labels_that_fit()
 
     def _structure_problem(self, state: Mapping[str, Any]) -> str | None:
         """What is wrong with the contents of ``state``; ``None`` also when an array is missing or
