@@ -14,7 +14,7 @@ fields) gets an error reply and the socket stays open. Messages are handled
 concurrently but answered in order; at most ``ws_queue_size`` may be in flight, after which
 the server stops reading (TCP backpressure). Messages over ``ws_max_message_bytes`` (413)
 or above ``ws_max_messages_per_second`` (429) are refused one by one. A frame larger than
-``4 * ws_max_message_bytes`` is not read at all: uvicorn closes the socket with 1009
+``4 * ws_max_message_bytes`` is not read at all under uvicorn, which closes the socket with 1009
 (message too big), as RFC 6455 prescribes, without buffering it.
 """
 
