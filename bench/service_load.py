@@ -367,10 +367,10 @@ def scenarios(bench: Bench, service: Server, client: Client) -> None:
     )
     for repeat in range(repeats):
         # one label per request: each body labels a stored prediction once (more bodies than a run sends)
-        pairs = fresh_predictions(client, bench, int(10_000 * seconds), "default")
+        pairs = fresh_predictions(client, bench, int(6_000 * seconds), "default")
         labels = bench.bodies("feedback1", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs])
         add("feedback", bench.wrk(service.url, "/feedback", labels, seconds, unique=True))
-        pairs = fresh_predictions(client, bench, int(30_000 * seconds), "default")
+        pairs = fresh_predictions(client, bench, int(12_000 * seconds), "default")
         grouped = [
             json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
             for i in range(0, len(pairs), 100)
