@@ -31,6 +31,7 @@ def granian(module_redis: PrivateRedis, tmp_path_factory: pytest.TempPathFactory
     service = ServiceProcess(tmp_path_factory.mktemp("granian"), env, args=["--server", "granian"])
     service.start(timeout=180)
     yield service
+    service.stop()  # SIGTERM: Granian stops its worker (a SIGKILL would leave the worker running)
     service.kill()
 
 
