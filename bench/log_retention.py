@@ -30,7 +30,7 @@ import numpy as np
 import redis
 
 from bench.report import cpu_model, write_section
-from model_store import Example, PendingPrediction, RedisModelStore, make_prediction_id
+from model_store import Example, PendingPrediction, RedisModelStore, make_prediction_id, parse_prediction_id
 from model_store.keys import GenerationKeys
 
 SECTION = "log-retention"
@@ -79,7 +79,8 @@ async def measure(url: str, shape: str, n: int, seed: int, path: str) -> float:
                 PendingPrediction(make_prediction_id(name, generation, now), x, -1, -0.25, now) for x in part
             ]
             await store.put_pending(name, generation, pending, 3600.0)
-            await store.label(name, generation, [(p.prediction_id, 1) for p in pending], now, 3600.0, 3600.0)
+            labels = [(parse_prediction_id(p.prediction_id), 1) for p in pending]
+            await store.label(name, generation, labels, now, 3600.0, 3600.0)
         length = int(client.xlen(log_key))
         usage = int(client.memory_usage(log_key, samples=0) or 0)
         assert length == n, (length, n)

@@ -29,9 +29,9 @@ from bench.report import cpu_model, package_versions, write_section
 from service.cli import build_parser as build_acog_parser
 from service.evaluation import oli2ds as protocol
 from service.evaluation import online as ev
-from service.evaluation.cli import settings_from_args
 from service.evaluation.datasets import load
 from service.evaluation.oli2ds_cli import learner_options
+from service.evaluation.online_cli import settings_from_args
 
 SECTION = "oli2ds"
 OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "reproduction.md"

@@ -1,4 +1,5 @@
-"""The store port the engine depends on: the ``ModelStore`` protocol, its records and errors.
+"""The store port the engine depends on: the ``ModelStore`` protocol (one protocol per role), its
+records and errors.
 
 Everything here is storage-neutral. :class:`~model_store.redis_store.RedisModelStore` is
 the one implementation we ship; docs/store-contract.md says how it lays out Redis.
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
 
 from .examples import Example
+from .ids import PredictionId
 
 LabelStatus = Literal["appended", "duplicate", "conflict", "expired", "unknown"]
 ControlOp = Literal["put", "delete", "checkpoint"]
@@ -195,15 +197,8 @@ class StoreIdentity(NamedTuple):
     layout: int
 
 
-class ModelStore(Protocol):
-    """Persistence for models, pending predictions, label logs and checkpoints.
-
-    Every method may raise :class:`StoreUnavailable`, after which the outcome is unknown. Calls
-    that change several things (``put_pending``, ``label``, ``append_examples``,
-    ``append_event``, ``write_checkpoint``) are atomic and safe to retry: either all of it
-    happened or none of it did, and a retry after an unanswered call does not apply anything
-    twice (it answers the first call's outcome).
-    """
+class StoreHealth(Protocol):
+    """Whether the store can serve, and its persistence settings."""
 
     async def ping(self) -> None:
         """Return if the store can serve; raise :class:`StoreUnavailable` otherwise."""
@@ -222,7 +217,9 @@ class ModelStore(Protocol):
         """Raise :class:`StoreError` when an opt-in durability setting cannot be honoured here."""
         ...
 
-    # --- identity and layout --------------------------------------------------------------
+
+class IdentityStore(Protocol):
+    """What the store is (its epoch and key layout), and the migration of an older layout."""
 
     async def identity(self, create: bool) -> StoreIdentity | None:
         """The store's identity; with ``create``, written first if the store has none.
@@ -247,7 +244,10 @@ class ModelStore(Protocol):
         """Retire the layout-1 keys once every model is adopted."""
         ...
 
-    # --- models ---------------------------------------------------------------------------
+
+class ModelRegistry(Protocol):
+    """The model records (one per model: its current generation and configuration), and the
+    control stream that announces every change of them to every replica."""
 
     async def put_model(
         self, name: str, config: dict[str, Any], created_at: float, expected_generation: int | None
@@ -282,8 +282,6 @@ class ModelStore(Protocol):
         """Drop a generation's label log, checkpoints, lease and pending index (other keys expire)."""
         ...
 
-    # --- the control stream ---------------------------------------------------------------
-
     async def control_position(self) -> str:
         """The id of the newest control event ("0-0" when none): follow from here."""
         ...
@@ -292,11 +290,9 @@ class ModelStore(Protocol):
         """Control events after ``after``, waiting up to ``block_seconds`` for one."""
         ...
 
-    async def request_checkpoint(self, name: str, generation: int) -> None:
-        """Ask the lease holder of the generation (whichever replica) to write a checkpoint."""
-        ...
 
-    # --- pending predictions --------------------------------------------------------------
+class PendingStore(Protocol):
+    """Predictions waiting for their label, each for its label window."""
 
     async def put_pending(
         self,
@@ -321,13 +317,16 @@ class ModelStore(Protocol):
         """Forget pending predictions expired before ``now``; returns how many (never labelled ones)."""
         ...
 
-    # --- the label log --------------------------------------------------------------------
+
+class LabelLog(Protocol):
+    """Each model generation's label log: labels, examples and events appended in order, read back
+    in that order."""
 
     async def label(
         self,
         model: str,
         generation: int,
-        items: Sequence[tuple[str, int]],
+        items: Sequence[tuple[PredictionId, int]],
         labelled_at: float,
         done_ttl_seconds: float,
         label_window_seconds: float,
@@ -370,7 +369,13 @@ class ModelStore(Protocol):
         (it may come back empty sooner: the Redis store waits at most half its socket timeout)."""
         ...
 
-    # --- checkpoints ----------------------------------------------------------------------
+
+class CheckpointStore(Protocol):
+    """Each model generation's checkpoints, and the lease of the one replica that writes them."""
+
+    async def request_checkpoint(self, name: str, generation: int) -> None:
+        """Ask the lease holder of the generation (whichever replica) to write a checkpoint."""
+        ...
 
     async def lease(self, model: str, generation: int, holder: str, ttl_seconds: float) -> str:
         """Take or renew the generation's checkpoint-writer lease for ``holder``; returns who holds
@@ -417,3 +422,26 @@ class ModelStore(Protocol):
         part of its blob missing) comes with an empty blob, which the state codec refuses.
         """
         ...
+
+
+class ReplicaStore(LabelLog, PendingStore, CheckpointStore, Protocol):
+    """What one model replica uses: its log, its pending predictions and its checkpoints."""
+
+    ...
+
+
+class ModelStore(
+    StoreHealth, IdentityStore, ModelRegistry, PendingStore, LabelLog, CheckpointStore, Protocol
+):
+    """Persistence for models, pending predictions, label logs and checkpoints.
+
+    Every method may raise :class:`StoreUnavailable`, after which the outcome is unknown. Calls
+    that change several things (``put_pending``, ``label``, ``append_examples``,
+    ``append_event``, ``write_checkpoint``) are atomic and safe to retry: either all of it
+    happened or none of it did, and a retry after an unanswered call does not apply anything
+    twice (it answers the first call's outcome).
+
+    The roles are separate protocols (:class:`StoreHealth`, :class:`IdentityStore`, :class:`ModelRegistry`,
+    :class:`PendingStore`, :class:`LabelLog`, :class:`CheckpointStore`), so that each part of
+    the engine names the one it uses.
+    """

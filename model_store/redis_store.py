@@ -13,6 +13,11 @@ What lives where (keys in :mod:`model_store.keys`, value spellings in
   manifests and one chunked hash per checkpoint, staged chunk by chunk and committed by one
   small script that checks the lease and that the state is the log prefix it claims).
 
+The class is composed of one part per role of the store: :mod:`model_store.redis_records` (identity,
+model records, control stream), :mod:`model_store.redis_log` (pending predictions, the label log)
+and :mod:`model_store.redis_checkpoints` (the lease, checkpoints); this module holds the
+connections, the durability of appends and what they share.
+
 Every hot-path call (``put_pending``, ``label``, ``append_examples``) is one script call,
 so one round trip, with no KEYS/SCAN. Blocking reads (``follow_log``, ``follow_control``) go
 through a client of their own, so that waiting readers never hold the connections requests
@@ -24,8 +29,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, cast
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
@@ -41,53 +45,17 @@ from .connection import (
     translate_redis_errors,
 )
 from .durability import Durability
-from .examples import Example, encode_example
-from .ids import (
-    PredictionIdError,
-    make_prediction_id,
-    parse_prediction_id,
-    parse_stream_id,
-)
-from .keys import (
-    CONTROL,
-    LAYOUT,
-    LEGACY_GENERATIONS,
-    LEGACY_MODELS,
-    MODEL_NAMES,
-    STORE_IDENTITY,
-    GenerationKeys,
-    ModelKeys,
-    retired_legacy_key,
-)
+from .keys import ModelKeys
 from .protocol import (
-    NO_RETENTION,
-    Appended,
-    AppendResult,
-    Checkpoint,
-    ControlEvent,
-    ControlOp,
-    GenerationGone,
-    LabelOutcome,
-    LabelStatus,
-    LogEntry,
-    LogRetention,
-    Manifest,
-    ModelRecord,
-    PendingLimitExceeded,
-    PendingPrediction,
     StoreError,
-    StoreIdentity,
     StoreUnavailable,
 )
-from .redis_layout import (
-    checkpoint_manifest,
-    config_json,
-    format_float,
-    format_label,
-    legacy_model_record,
-    log_entry,
-    model_record,
-    pending_fields,
+from .redis_checkpoints import RedisCheckpoints
+from .redis_log import RedisLabelLog
+from .redis_records import RedisModelRecords
+from .redis_values import (
+    BLOCKING_CONNECTIONS,
+    milliseconds,
 )
 from .scripts import (
     ADOPT_MODEL,
@@ -106,42 +74,6 @@ from .scripts import (
 )
 
 log = logging.getLogger(__name__)
-
-_COMMIT_ATTEMPTS = 5
-"""Commits retried when another writer changed the checkpoint index in between."""
-
-CONTROL_MAXLEN = 10_000
-"""The control stream keeps about this many events (a replica that falls further behind
-reconciles with the model records)."""
-
-BLOCKING_CONNECTIONS = 256
-"""Connections of the blocking-read client: one per followed log, plus the control stream."""
-
-
-_XRead = list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
-"""XREAD's reply as redis-py gives it (RESP2): per stream, its entries with their fields."""
-
-
-def _ms(seconds: float, what: str) -> int:
-    """A positive duration in whole milliseconds."""
-    ms = round(seconds * 1000)
-    if ms < 1:
-        raise ValueError(f"{what} must be at least 1 ms, got {seconds!r} s")
-    return ms
-
-
-def _stream_id(stream_id: str) -> str:
-    parse_stream_id(stream_id)
-    return stream_id
-
-
-def _text(value: Any) -> str:
-    return value.decode("ascii") if isinstance(value, bytes) else str(value)
-
-
-def _gone(model: str, generation: int, current: Any) -> GenerationGone:
-    text = _text(current)
-    return GenerationGone(model, generation, int(text) if text not in ("", "0") else None)
 
 
 def _plain_node_client(client: Client) -> NodeConnector:
@@ -162,7 +94,7 @@ def _plain_node_client(client: Client) -> NodeConnector:
     return connect_node
 
 
-class RedisModelStore:
+class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
     """The model store on one Redis, or on a Redis Cluster (one slot per model, one for the rest).
 
     ``blocking`` is the client for blocking reads (default: a second client like ``client``).
@@ -194,11 +126,11 @@ class RedisModelStore:
         self._durability = durability or Durability()
         self._connect_node = node_client or _plain_node_client(client)
         self._nodes: dict[tuple[str, int], aioredis.Redis] = {}
-        self._append_done_ttl_ms = _ms(append_done_ttl_seconds, "append_done_ttl_seconds")
+        self._append_done_ttl_ms = milliseconds(append_done_ttl_seconds, "append_done_ttl_seconds")
         self._chunk_bytes = checkpoint_chunk_bytes
-        self._staging_ttl_ms = _ms(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
+        self._staging_ttl_ms = milliseconds(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
         self._max_block_ms = (
-            None if max_block_seconds is None else _ms(max_block_seconds, "max_block_seconds")
+            None if max_block_seconds is None else milliseconds(max_block_seconds, "max_block_seconds")
         )
         register = client.register_script
         self._put_pending = register(PUT_PENDING)
@@ -329,7 +261,7 @@ class RedisModelStore:
     def _block_ms(self, block_seconds: float) -> int:
         """XREAD's BLOCK for a read asked to wait ``block_seconds``: never past ``max_block_seconds``
         (the caller gets nothing sooner, which "up to" allows, rather than a socket timeout)."""
-        ms = _ms(block_seconds, "block_seconds")
+        ms = milliseconds(block_seconds, "block_seconds")
         return ms if self._max_block_ms is None else min(ms, self._max_block_ms)
 
     async def ping(self) -> None:
@@ -347,512 +279,3 @@ class RedisModelStore:
         clients: dict[int, Client] = {id(self._redis): self._redis, id(self._blocking): self._blocking}
         for client in [*clients.values(), *self._nodes.values()]:
             await client.aclose()
-
-    # -- identity and layout ---------------------------------------------------------------
-
-    async def identity(self, create: bool) -> StoreIdentity | None:
-        """With ``create``, one script writes whichever of the two fields is missing (concurrent
-        creators agree on the first epoch; a creation cut short in between is completed)."""
-        with translate_redis_errors("identity"):
-            fields = cast(dict[bytes, bytes], await self._redis.hgetall(STORE_IDENTITY))
-            if create and (b"epoch" not in fields or b"layout" not in fields):
-                epoch, layout = await self._create_identity(
-                    keys=[STORE_IDENTITY], args=[secrets.token_hex(8), LAYOUT]
-                )
-                fields = {b"epoch": epoch, b"layout": layout}
-        if not fields:
-            return None
-        try:
-            return StoreIdentity(fields[b"epoch"].decode("ascii"), int(fields[b"layout"]))
-        except (KeyError, ValueError) as exc:
-            raise StoreError(f"malformed store identity {fields!r}") from exc
-
-    async def leftover_key(self) -> str | None:
-        """A key of this service's (``acog:*``) other than layout 1's, if any is left (on every
-        shard of a cluster): in a store without an identity, the remains of lost data."""
-        legacy = {LEGACY_MODELS, LEGACY_GENERATIONS}
-        with translate_redis_errors("leftover_key"):
-            async for key in self._redis.scan_iter(match="acog:*", count=1000):
-                name = key.decode() if isinstance(key, bytes) else str(key)
-                if name not in legacy:
-                    return name
-        return None
-
-    async def legacy_models(self) -> list[tuple[ModelRecord, int]]:
-        """Records of layout 1 (one ``acog:models`` hash) not migrated yet, with the last generation
-        issued for each name, sorted by name. A model whose layout-2 generation counter has
-        reached its record's generation was adopted already (it may be deleted or replaced since)."""
-        with translate_redis_errors("legacy_models"):
-            raw = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_MODELS))
-            issued = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_GENERATIONS))
-        records = sorted((legacy_model_record(value) for value in raw.values()), key=lambda r: r.name)
-        return [
-            (r, int(issued.get(r.name.encode(), r.generation)))
-            for r in records
-            if await self.last_generation(r.name) < r.generation
-        ]
-
-    async def adopt_model(self, record: ModelRecord, last_generation: int, seq: int) -> bool:
-        """Give a layout-1 model its own record and generation counter, its log's sequence counter
-        starting at ``seq`` (the entries it already holds, counted by replaying them). The
-        counter is written before the record, so no label is numbered from zero. False when
-        the model was adopted already (by another replica), even if it was deleted or replaced
-        since: its layout-2 generation counter has reached the record's generation."""
-        keys = ModelKeys(record.name)
-        gen = keys.generation(record.generation)
-        with translate_redis_errors("adopt_model"):
-            await self._redis.sadd(MODEL_NAMES, record.name)
-            written = await self._adopt_model(
-                keys=[keys.record, keys.generation_counter, gen.sequence],
-                args=[
-                    record.generation,
-                    config_json(record.config),
-                    format_float(record.created_at),
-                    last_generation,
-                    seq,
-                ],
-            )
-        return bool(int(written))
-
-    async def finish_layout_migration(self) -> None:
-        """Carry the generations layout 1 issued over to every name's generation counter, models
-        not adopted included (so a model created later under that name never reuses a generation,
-        nor appends to a leftover layout-1 log); then keep the layout-1 hashes under
-        :func:`~model_store.keys.retired_legacy_key` names (for an operator to inspect, then
-        delete). Safe to run again after a crash half-way."""
-        with translate_redis_errors("finish_layout_migration"):
-            raw = cast(dict[bytes, bytes], await self._redis.hgetall(LEGACY_MODELS))
-            issued = {
-                name.decode(): int(value)
-                for name, value in cast(
-                    dict[bytes, bytes], await self._redis.hgetall(LEGACY_GENERATIONS)
-                ).items()
-            }
-            for record in map(legacy_model_record, raw.values()):
-                issued[record.name] = max(issued.get(record.name, 0), record.generation)
-            for name, generation in sorted(issued.items()):
-                await self._raise_generation_counter(
-                    keys=[ModelKeys(name).generation_counter], args=[generation]
-                )
-            for key in (LEGACY_MODELS, LEGACY_GENERATIONS):
-                if await self._redis.exists(key):
-                    await self._redis.rename(key, retired_legacy_key(key))
-
-    # -- models ----------------------------------------------------------------------------
-
-    async def put_model(
-        self, name: str, config: dict[str, Any], created_at: float, expected_generation: int | None
-    ) -> ModelRecord:
-        keys = ModelKeys(name)
-        expected = "" if expected_generation is None else str(expected_generation)
-        with translate_redis_errors("put_model"):
-            await self._redis.sadd(MODEL_NAMES, name)  # before the record: a name without one is ignored
-            ok, generation = await self._put_model(
-                keys=[keys.record, keys.generation_counter],
-                args=[config_json(config), format_float(created_at), expected],
-            )
-            if not int(ok):
-                raise _gone(name, expected_generation or 0, generation)
-            await self._redis.sadd(MODEL_NAMES, name)  # again: a concurrent delete_model may have unlisted it
-            record = ModelRecord(name, int(generation), config, created_at)
-            await self._announce("put", name, record.generation)
-        return record
-
-    async def load_model(self, name: str) -> ModelRecord | None:
-        keys = ModelKeys(name)
-        with translate_redis_errors("load_model"):
-            fields = cast(dict[bytes, bytes], await self._redis.hgetall(keys.record))
-        return model_record(name, fields) if fields else None
-
-    async def load_models(self) -> list[ModelRecord]:
-        with translate_redis_errors("load_models"):
-            names = sorted(n.decode() for n in cast(set[bytes], await self._redis.smembers(MODEL_NAMES)))
-        records = [await self.load_model(name) for name in names]
-        return [r for r in records if r is not None]
-
-    async def last_generation(self, name: str) -> int:
-        keys = ModelKeys(name)
-        with translate_redis_errors("last_generation"):
-            return int(await self._redis.get(keys.generation_counter) or 0)
-
-    async def delete_model(self, name: str) -> int | None:
-        """Delete the record, unlist the name, announce, then drop the data of every generation
-        issued up to the deletion. The name set and the record sit on different Redis Cluster
-        slots, so another replica may create the model again meanwhile: its ``put_model`` lists
-        the name after writing the record, and this re-lists it when a record is back after
-        unlisting, so a current model always stays listed; its generation is numbered past the
-        ones this drops."""
-        keys = ModelKeys(name)
-        with translate_redis_errors("delete_model"):
-            deleted, issued = (
-                int(value) for value in await self._delete_model(keys=[keys.record, keys.generation_counter])
-            )
-            await self._redis.srem(MODEL_NAMES, name)
-            if await self._redis.exists(keys.record):
-                await self._redis.sadd(MODEL_NAMES, name)
-            if deleted:
-                await self._announce("delete", name, deleted)
-        for generation in range(1, issued + 1):
-            await self.delete_generation(name, generation)
-        return deleted or None
-
-    async def delete_generation(self, name: str, generation: int) -> None:
-        keys = GenerationKeys(name, generation)
-        fixed = [k for k in keys.whole_generation() if k != keys.checkpoint_index]
-        with translate_redis_errors("delete_generation"):
-            index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
-            for _ in range(_COMMIT_ATTEMPTS):
-                chunk_keys = [keys.checkpoint_chunks(checkpoint_manifest(entry)[1]) for entry in index]
-                reply = await self._delete_generation_script(
-                    keys=[keys.checkpoint_index, *fixed, *chunk_keys], args=[len(fixed), *index]
-                )
-                if int(reply[0]) == 1:
-                    return
-                index = cast(list[bytes], reply[1])
-        raise StoreError(f"deleting generation {generation} of {name}: its checkpoints kept changing")
-
-    # -- the control stream ----------------------------------------------------------------
-
-    async def _announce(self, op: ControlOp, name: str, generation: int) -> None:
-        await self._redis.xadd(
-            CONTROL,
-            {"op": op, "model": name, "generation": generation},
-            maxlen=CONTROL_MAXLEN,
-            approximate=True,
-        )
-
-    async def control_position(self) -> str:
-        with translate_redis_errors("control_position"):
-            newest = await self._redis.xrevrange(CONTROL, count=1)
-        return _text(newest[0][0]) if newest else "0-0"
-
-    async def follow_control(self, after: str, block_seconds: float) -> list[ControlEvent]:
-        with translate_redis_errors("follow_control"):
-            reply = await self._blocking.xread(
-                {CONTROL: _stream_id(after)}, count=1000, block=self._block_ms(block_seconds)
-            )
-        events = []
-        for _, entries in cast(_XRead, reply) or []:
-            for event_id, fields in entries:
-                op = _text(fields.get(b"op", b""))
-                if op not in ("put", "delete", "checkpoint"):
-                    continue  # an event of a newer version of the service: not for us
-                events.append(
-                    ControlEvent(
-                        _text(event_id),
-                        cast(ControlOp, op),
-                        _text(fields[b"model"]),
-                        int(fields[b"generation"]),
-                    )
-                )
-        return events
-
-    async def request_checkpoint(self, name: str, generation: int) -> None:
-        with translate_redis_errors("request_checkpoint"):
-            await self._announce("checkpoint", name, generation)
-
-    # -- pending predictions ---------------------------------------------------------------
-
-    async def put_pending(
-        self,
-        model: str,
-        generation: int,
-        items: Sequence[PendingPrediction],
-        ttl_seconds: float,
-        max_pending: int | None = None,
-    ) -> None:
-        keys = GenerationKeys(model, generation)
-        ttl_ms = _ms(ttl_seconds, "ttl_seconds")
-        if not items:
-            return
-        script_keys = [keys.pending_index]
-        args: list[bytes | str | int] = [-1 if max_pending is None else max(max_pending, 0)]
-        for item in items:
-            pid = parse_prediction_id(item.prediction_id)
-            if (pid.model, pid.generation) != (model, generation):
-                raise ValueError(
-                    f"prediction id {item.prediction_id} is not of {model} generation {generation}"
-                )
-            script_keys.append(keys.pending(pid.token))
-            args += [pid.token, pid.ms + ttl_ms, *pending_fields(item, encode_example(item.example))]
-        with translate_redis_errors("put_pending"):
-            stored, count = await self._put_pending(keys=script_keys, args=args)
-        if not stored:
-            raise PendingLimitExceeded(max_pending or 0, int(count), len(items))
-
-    async def count_pending(self, model: str, generation: int, now: float) -> int:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("count_pending"):
-            return int(await self._redis.zcount(keys.pending_index, int(now * 1000), "+inf"))
-
-    async def sweep_expired(self, model: str, generation: int, now: float) -> int:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("sweep_expired"):
-            return int(await self._redis.zremrangebyscore(keys.pending_index, "-inf", f"({int(now * 1000)}"))
-
-    # -- the label log ---------------------------------------------------------------------
-
-    async def label(
-        self,
-        model: str,
-        generation: int,
-        items: Sequence[tuple[str, int]],
-        labelled_at: float,
-        done_ttl_seconds: float,
-        label_window_seconds: float,
-    ) -> list[LabelOutcome]:
-        keys = GenerationKeys(model, generation)
-        script_keys = [keys.log, keys.pending_index, keys.record, keys.sequence]
-        args: list[str | int] = [
-            generation,
-            format_float(labelled_at),
-            _ms(done_ttl_seconds, "done_ttl_seconds"),
-            _ms(label_window_seconds, "label_window_seconds"),
-        ]
-        outcomes: list[LabelOutcome | None] = []
-        for prediction_id, y in items:
-            y_text = format_label(y)
-            try:
-                pid = parse_prediction_id(prediction_id)
-            except PredictionIdError:
-                pid = None
-            if pid is None or (pid.model, pid.generation) != (model, generation):
-                outcomes.append(LabelOutcome(prediction_id, "unknown"))
-                continue
-            outcomes.append(None)  # decided by the script, in this order
-            script_keys += [keys.pending(pid.token), keys.done(pid.token)]
-            args += [prediction_id, pid.token, pid.ms, y_text]
-        reply = await self._append(self._label, script_keys, args, model, "label")
-        if not int(reply[0]):
-            raise _gone(model, generation, reply[1])
-        decided = iter(reply[1:])
-        result = []
-        for (prediction_id, _), outcome in zip(items, outcomes, strict=True):
-            if outcome is None:
-                status, sid, n, tp, tl, first = (_text(next(decided)) for _ in range(6))
-                outcome = LabelOutcome(
-                    prediction_id,
-                    cast(LabelStatus, status),  # the script answers only LabelStatus values
-                    sid or None,
-                    int(n) if n else None,
-                    float(tp) if tp else None,
-                    float(tl) if tl else None,
-                    int(first) if first else None,
-                )
-            result.append(outcome)
-        return result
-
-    async def append_examples(
-        self,
-        model: str,
-        generation: int,
-        items: Sequence[tuple[Example, int]],
-        labelled_at: float,
-    ) -> AppendResult:
-        keys = GenerationKeys(model, generation)
-        script_keys = [keys.log, keys.record, keys.sequence]
-        args: list[bytes | str | int] = [generation, format_float(labelled_at), self._append_done_ttl_ms]
-        prediction_ids = []
-        for example, y in items:
-            prediction_id = make_prediction_id(model, generation, labelled_at)
-            prediction_ids.append(prediction_id)
-            script_keys.append(keys.done(parse_prediction_id(prediction_id).token))
-            args += [prediction_id, encode_example(example), format_label(y)]
-        reply = await self._append(self._append_examples, script_keys, args, model, "append_examples")
-        if not int(reply[0]):
-            raise _gone(model, generation, reply[1])
-        flat = [_text(v) for v in reply[1:]]
-        entries = [
-            Appended(flat[i], int(flat[i + 1]) if flat[i + 1] else None) for i in range(0, len(flat), 2)
-        ]
-        return AppendResult(prediction_ids, entries)
-
-    async def append_event(
-        self, model: str, generation: int, kind: str, body: bytes, request_id: str, at: float
-    ) -> tuple[Appended, bool]:
-        keys = GenerationKeys(model, generation)
-        if not kind or kind == "label" or not kind.isidentifier():
-            raise ValueError(f"an event kind is an identifier other than 'label', got {kind!r}")
-        reply = await self._append(
-            self._append_event,
-            [keys.log, keys.record, keys.sequence, keys.done(f"event:{request_id}")],
-            [generation, kind, body, format_float(at), self._append_done_ttl_ms],
-            model,
-            "append_event",
-        )
-        if not int(reply[0]):
-            raise _gone(model, generation, reply[1])
-        n = _text(reply[2])
-        return Appended(_text(reply[1]), int(n) if n else None), bool(int(reply[3]))
-
-    async def read_log(self, model: str, generation: int, after: str, count: int) -> list[LogEntry]:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("read_log"):
-            reply = await self._redis.xrange(keys.log, min=f"({_stream_id(after)}", max="+", count=count)
-        raw = cast(list[tuple[bytes, dict[bytes, bytes]]], reply)
-        return [log_entry(stream_id, fields) for stream_id, fields in raw]
-
-    async def follow_log(
-        self, model: str, generation: int, after: str, count: int, block_seconds: float
-    ) -> list[LogEntry]:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("follow_log"):
-            reply = await self._blocking.xread(
-                {keys.log: _stream_id(after)}, count=count, block=self._block_ms(block_seconds)
-            )
-        return [
-            log_entry(stream_id, fields)
-            for _, entries in cast(_XRead, reply) or []
-            for stream_id, fields in entries
-        ]
-
-    # -- checkpoints -----------------------------------------------------------------------
-
-    async def lease(self, model: str, generation: int, holder: str, ttl_seconds: float) -> str:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("lease"):
-            now = await self._lease(
-                keys=[keys.writer_lease], args=[holder, _ms(ttl_seconds, "ttl"), "acquire"]
-            )
-        return _text(now)
-
-    async def release_lease(self, model: str, generation: int, holder: str) -> None:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("release_lease"):
-            await self._lease(keys=[keys.writer_lease], args=[holder, 1, "release"])
-
-    async def write_checkpoint(
-        self,
-        model: str,
-        generation: int,
-        blob: bytes,
-        applied_id: str,
-        seq: int,
-        written_at: float,
-        keep: int,
-        holder: str,
-        retain: LogRetention = NO_RETENTION,
-    ) -> bool:
-        """Stage ``blob`` in chunks, then commit it (see the module docstring and COMMIT_CHECKPOINT).
-
-        The commit is refused up front, before any chunk is sent, when it would be anyway.
-        """
-        keys = GenerationKeys(model, generation)
-        if keep < 1:
-            raise ValueError(f"keep at least one checkpoint, got keep={keep}")
-        applied_id = _stream_id(applied_id)
-        token = secrets.token_hex(8)
-        chunk_key = keys.checkpoint_chunks(token)
-        view = memoryview(blob).cast("B")
-        starts = range(0, len(view), self._chunk_bytes)
-
-        async def commit(index: list[bytes], staged: str) -> tuple[int, Any]:
-            """COMMIT_CHECKPOINT of the ``staged`` token ('' only checks), given the index last read."""
-            dropped = [keys.checkpoint_chunks(checkpoint_manifest(entry)[1]) for entry in index[keep - 1 :]]
-            written, detail = await self._commit_checkpoint(
-                keys=[keys.checkpoint_index, keys.log, keys.writer_lease, chunk_key, *dropped],
-                args=[
-                    applied_id,
-                    seq,
-                    keep,
-                    staged,
-                    len(starts),
-                    len(view),
-                    holder,
-                    round(written_at * 1000),
-                    retain.entries,
-                    f"{max(0, round((written_at - retain.seconds) * 1000))}-0" if retain.seconds else "",
-                    *index,
-                ],
-            )
-            return int(written), detail
-
-        with translate_redis_errors("write_checkpoint"):
-            written, detail = await commit([], "")  # only checks, and reads the index
-            if written == 2:
-                try:
-                    for number, start in enumerate(starts):
-                        await self._stage_chunk_script(
-                            keys=[chunk_key],
-                            args=[number, view[start : start + self._chunk_bytes], self._staging_ttl_ms],
-                        )
-                    for _ in range(_COMMIT_ATTEMPTS):
-                        written, detail = await commit(cast(list[bytes], detail), token)
-                        if written != 2:
-                            break
-                except Exception:
-                    await self._drop_staged(chunk_key)  # best effort; else the TTL drops it
-                    raise
-                if written == 2:
-                    await self._drop_staged(chunk_key)
-                    raise StoreError(
-                        f"checkpoint of {model} generation {generation}: the checkpoint index kept "
-                        f"changing under {_COMMIT_ATTEMPTS} commits (other writers); nothing was written"
-                    )
-        where = f"checkpoint of {model} generation {generation} at entry {seq} ({applied_id})"
-        if written == -1:
-            raise StoreError(f"{where}: the log ends at {_text(detail)}; nothing was written")
-        if written == -2:
-            raise StoreError(f"{where}: its staged chunks expired before the commit; nothing was written")
-        if written == -3:
-            raise StoreError(f"{where}: the writer lease is held by {_text(detail)!r}, not {holder!r}")
-        if written == -4:
-            found = _text(detail)
-            raise StoreError(
-                f"{where}: the log entry there is {'missing' if not found else f'entry {found}'}, so the "
-                "state is not the log prefix it claims; nothing was written"
-            )
-        return written == 1
-
-    async def _drop_staged(self, chunk_key: str) -> None:
-        """Delete staged chunks that will not be committed, if Redis answers (they expire anyway)."""
-        try:
-            if await self._redis.pttl(chunk_key) > 0:  # never a committed checkpoint's (no TTL)
-                await self._redis.unlink(chunk_key)
-        except Exception as exc:  # cleanup only: the error that got us here is what matters
-            log.warning("could not drop the staged checkpoint chunks %s (they expire): %s", chunk_key, exc)
-
-    async def checkpoint_index(self, model: str, generation: int) -> list[Manifest]:
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("checkpoint_index"):
-            index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
-        return [Manifest(applied, seq, at) for applied, _, _, _, seq, at in map(checkpoint_manifest, index)]
-
-    async def iter_checkpoints(self, model: str, generation: int) -> AsyncIterator[Checkpoint]:
-        """Retained checkpoints, newest first, each blob fetched (chunk by chunk) only when reached.
-
-        A checkpoint whose chunks are missing or do not add up to its recorded length (e.g. it
-        was dropped by a concurrent commit while this read) comes with an empty blob, which
-        the state codec refuses, and a warning is logged.
-        """
-        keys = GenerationKeys(model, generation)
-        with translate_redis_errors("load_checkpoints"):
-            index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
-        for entry in index:
-            applied_id, token, chunks, size, seq, _ = checkpoint_manifest(entry)
-            parts: list[bytes] = []
-            for number in range(chunks):
-                with translate_redis_errors("load_checkpoints"):
-                    chunk = cast(
-                        bytes | None, await self._redis.hget(keys.checkpoint_chunks(token), str(number))
-                    )
-                if chunk is None:
-                    break
-                parts.append(chunk)
-            blob = b"".join(parts)
-            del parts
-            if len(blob) != size:
-                log.warning(
-                    "checkpoint of %s generation %d at %s is incomplete (%d of %d bytes in its chunks); "
-                    "it cannot be used",
-                    model,
-                    generation,
-                    applied_id,
-                    len(blob),
-                    size,
-                )
-                blob = b""
-            yield Checkpoint(applied_id, seq, blob)
-
-    async def load_checkpoints(self, model: str, generation: int) -> list[Checkpoint]:
-        return [checkpoint async for checkpoint in self.iter_checkpoints(model, generation)]

@@ -146,22 +146,12 @@ def _replay(args: argparse.Namespace) -> int:
     return run_replay(args)
 
 
-def _export_openapi(args: argparse.Namespace) -> int:
-    from .openapi import export
-
-    text = export()
-    if args.output == "-":
-        sys.stdout.write(text)
+def _export(args: argparse.Namespace) -> int:
+    """``export-openapi`` and ``export-asyncapi``: the document ``args.document`` names, as YAML."""
+    if args.document == "openapi":
+        from .openapi import export
     else:
-        with open(args.output, "w") as out:
-            out.write(text)
-        print(f"wrote {args.output}", file=sys.stderr)
-    return 0
-
-
-def _export_asyncapi(args: argparse.Namespace) -> int:
-    from .asyncapi import export
-
+        from .asyncapi import export
     text = export()
     if args.output == "-":
         sys.stdout.write(text)
@@ -266,13 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay_arguments(replay)
     replay.set_defaults(func=_replay)
 
-    export = command("export-openapi", help="write the service's OpenAPI document as YAML")
-    export.add_argument("--output", "-o", default="openapi.yaml", help='file to write, or "-" for stdout')
-    export.set_defaults(func=_export_openapi)
-
-    asyncapi = command("export-asyncapi", help="write the WebSocket's AsyncAPI document as YAML")
-    asyncapi.add_argument("--output", "-o", default="asyncapi.yaml", help='file to write, or "-" for stdout')
-    asyncapi.set_defaults(func=_export_asyncapi)
+    for document, what in (("openapi", "the service's OpenAPI"), ("asyncapi", "the WebSocket's AsyncAPI")):
+        export = command(f"export-{document}", help=f"write {what} document as YAML")
+        export.add_argument(
+            "--output", "-o", default=f"{document}.yaml", help='file to write, or "-" for stdout'
+        )
+        export.set_defaults(func=_export, document=document)
     return parser
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import NoReturn
 
 
 class UsageError(Exception):
@@ -112,15 +112,3 @@ def fraction(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be greater than 0 and at most 1, got {text}")
     return value
-
-
-def load_dataset(name: str, datasets_dir: str | None) -> Any:
-    """:func:`service.evaluation.datasets.load`, with a missing or malformed data set (the loaders
-    raise ``OSError`` and ``ValueError`` naming the file, and the line) as a :class:`UsageError`."""
-    from .evaluation.datasets import load
-
-    try:
-        return load(name, datasets_dir=datasets_dir)
-    except (OSError, ValueError) as exc:
-        text = str(exc)
-        raise UsageError(text if repr(name) in text else f"data set {name!r}: {text}") from exc

@@ -6,7 +6,7 @@ batch). ``--limit`` bounds the number of examples sent (the data set repeats wit
 ``--loop``), ``--rate`` paces them, so a dashboard moves at a readable speed and a load
 never runs away. The model is created with the data set's dimension if it does not exist.
 
-It is :func:`service.client.replay.replay` on :class:`service.client.Client`: a label is
+It is :func:`service.replay_loop.replay` on :class:`service.client.Client`: a label is
 retried with the same prediction id after a 503 or a dropped connection (it then counts
 once). It prints the model's measures at the end.
 """
@@ -23,14 +23,14 @@ from tqdm import tqdm
 
 from .cli_options import (
     UsageError,
-    load_dataset,
     non_negative_float,
     non_negative_int,
     positive_float,
     positive_int,
 )
 from .client import AcogError, Client, RetryPolicy
-from .client.replay import replay, seeded_order
+from .evaluation.loading import load_dataset
+from .replay_loop import replay, seeded_order
 
 RETRIES = 50
 

@@ -88,7 +88,7 @@ def check_default_model(settings: Settings) -> None:
 def check_redis(settings: Settings) -> None:
     """The Redis of ``ACOG_REDIS_URL`` answers a ping within the connect timeout, can honour the
     durability asked (``ACOG_REDIS_WAIT_*``), is not a store that lost its data
-    (:func:`service.engine.engine.check_store_identity`), and accepts writes: while it refuses them
+    (:func:`service.engine.lifecycle.check_store_identity`), and accepts writes: while it refuses them
     (NOREPLICAS, READONLY, OOM, MISCONF...) the start waits, with a line on stderr per try and a
     growing pause (:func:`wait_until_writable`). No URL: the embedded one is started later, and the
     engine checks it then."""
@@ -96,7 +96,7 @@ def check_redis(settings: Settings) -> None:
         return
     from model_store import ConnectionSettings, Durability, RedisModelStore, StoreError, StoreUnavailable
 
-    from .engine.engine import check_store_identity
+    from .engine.lifecycle import check_store_identity
 
     connection = ConnectionSettings(
         socket_timeout=settings.redis_connect_timeout_seconds,

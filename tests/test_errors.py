@@ -8,7 +8,7 @@ import json
 import pytest
 
 from model_store import StoreError, StoreUnavailable
-from service.api.errors import engine_error_response
+from service.api.errors import engine_error_response, status_of
 from service.api.ws import _engine_error
 from service.engine import (
     EngineError,
@@ -16,6 +16,7 @@ from service.engine import (
     LimitExceeded,
     ModelUnavailable,
     StoreLost,
+    TooLarge,
     UnknownModel,
     UnknownPrediction,
     store_failure,
@@ -25,7 +26,8 @@ ERRORS: list[EngineError] = [
     UnknownModel("model", "no model 'x'"),
     UnknownPrediction("prediction_id", "expired", "expired"),
     LabelConflict("label", "was -1"),
-    LimitExceeded("features", "too many", status=413),
+    LimitExceeded("features", "too many"),
+    TooLarge("instances", "too many"),
     ModelUnavailable("model", "recovering"),
     StoreLost("store", "lost its data"),
     store_failure(StoreUnavailable("down", retry_after=2.5)),
@@ -38,7 +40,7 @@ def test_rest_and_websocket_answer_alike(error: EngineError) -> None:
     rest = engine_error_response(error)
     ws = _engine_error(error)
     body = json.loads(bytes(rest.body))
-    assert ws["status"] == rest.status_code == error.status
+    assert ws["status"] == rest.status_code == status_of(error)
     assert ws["detail"][0]["type"] == body["detail"][0]["type"] == error.kind
     assert ws["detail"][0]["msg"] == body["detail"][0]["msg"] == error.problem
     header = rest.headers.get("Retry-After")

@@ -18,7 +18,46 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from model_store import StoreError
 
-from ..engine import EngineError, store_failure
+from ..engine import (
+    EngineError,
+    InvalidRequest,
+    LabelConflict,
+    LimitExceeded,
+    ModelConflict,
+    ModelGone,
+    ModelUnavailable,
+    StoreFailure,
+    StoreLost,
+    TooLarge,
+    UnknownModel,
+    UnknownPrediction,
+    store_failure,
+)
+
+STATUS: dict[type[EngineError], int] = {
+    UnknownModel: 404,
+    UnknownPrediction: 404,
+    ModelGone: 410,
+    InvalidRequest: 422,
+    LimitExceeded: 422,
+    TooLarge: 413,
+    LabelConflict: 409,
+    ModelConflict: 409,
+    ModelUnavailable: 503,
+    StoreLost: 503,
+    StoreFailure: 503,
+}
+"""The HTTP status of each engine refusal (REST and the WebSocket answer with it); the engine
+itself knows nothing of HTTP."""
+
+
+def status_of(error: EngineError) -> int:
+    """The HTTP status ``error`` is answered with: its own type's, else its nearest base's."""
+    for kind in type(error).__mro__:
+        status = STATUS.get(kind)
+        if status is not None:
+            return status
+    return 400
 
 
 def detail(field: str, message: str, kind: str, where: str = "body") -> dict[str, Any]:
@@ -26,12 +65,12 @@ def detail(field: str, message: str, kind: str, where: str = "body") -> dict[str
 
 
 def engine_error_response(error: EngineError, where: str = "body") -> JSONResponse:
-    """An engine refusal: its status, kind and retry advice are the error's own (see
-    :mod:`service.engine.errors`)."""
+    """An engine refusal: the status of its type (:data:`STATUS`), and its kind and retry advice
+    (see :mod:`service.engine.errors`)."""
     seconds = error.retry_after_seconds
     return JSONResponse(
         detail(error.field, error.problem, error.kind, where),
-        status_code=error.status,
+        status_code=status_of(error),
         headers=None if seconds is None else {"Retry-After": str(seconds)},
     )
 

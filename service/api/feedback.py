@@ -13,8 +13,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import TypeAdapter
 
-from ..engine import Engine, FeedbackResult
+from ..engine import Engine, FeedbackResult, LabelItem
 from .auth import require_key
+from .errors import status_of
 from .hot import HotRoute, encode, engine_of
 from .responses import KEY, refusals
 from .schemas import FeedbackBatchOut, FeedbackOut, FeedbackRequest, features_payload
@@ -31,7 +32,7 @@ def _out(result: FeedbackResult) -> FeedbackOut:
         updated=result.updated,
         model_version=result.model_version,
         delay_seconds=result.delay_seconds,
-        status=200 if result.error is None else result.error.status,
+        status=200 if result.error is None else status_of(result.error),
         error=None if result.error is None else str(result.error),
         ignored_features=list(result.ignored),
     )
@@ -72,15 +73,28 @@ def model_of(body: FeedbackRequest) -> str:
     return body.model or (first or "").split(":", 1)[0]
 
 
-async def answer_feedback(engine: Engine, body: FeedbackRequest) -> FeedbackOut | FeedbackBatchOut:
-    """The reply to a feedback request (REST and the WebSocket).
+def label_items(body: FeedbackRequest) -> list[LabelItem]:
+    """The labels of a request for earlier predictions, each prediction id read once, here."""
+    if body.items is None:
+        return [] if body.prediction_id is None else [LabelItem.read(body.prediction_id, body.label)]
+    if body.model is not None:
+        return []
+    return [LabelItem.read(i.prediction_id or "", i.label) for i in body.items]
+
+
+async def answer_feedback(
+    engine: Engine, body: FeedbackRequest, labels: list[LabelItem] | None = None
+) -> FeedbackOut | FeedbackBatchOut:
+    """The reply to a feedback request (REST and the WebSocket); ``labels`` are its
+    :func:`label_items` when the caller read them already.
 
     A single label that cannot be applied raises its error (404, 410, ...); in a batch each
     item carries its own ``status`` and ``error``.
     """
+    labels = label_items(body) if labels is None else labels
     if body.items is None:
         if body.prediction_id is not None:
-            [result] = await engine.feedback([(body.prediction_id, body.label)])
+            [result] = await engine.feedback(labels)
         else:
             assert body.model is not None and body.features is not None
             [result] = await engine.feedback_examples(
@@ -93,7 +107,7 @@ async def answer_feedback(engine: Engine, body: FeedbackRequest) -> FeedbackOut 
         pairs = [(features_payload(i.features), i.label) for i in body.items if i.features is not None]
         results = await engine.feedback_examples(body.model, pairs)
     else:
-        results = await engine.feedback([(i.prediction_id or "", i.label) for i in body.items])
+        results = await engine.feedback(labels)
     return FeedbackBatchOut.model_construct(results=[_out(r) for r in results])
 
 

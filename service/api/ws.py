@@ -36,7 +36,7 @@ from model_store import StoreError
 from ..engine import Engine, EngineError, store_failure
 from ..settings import Settings
 from .auth import Keys
-from .errors import json_safe
+from .errors import json_safe, status_of
 from .feedback import answer_feedback
 from .hot import engine_of
 from .predict import answer_predict
@@ -76,8 +76,8 @@ def _error(status: int, field: str, message: str, kind: str) -> dict[str, Any]:
 
 def _engine_error(error: EngineError) -> dict[str, Any]:
     """An engine refusal with the status, kind and retry advice REST answers it with
-    (:mod:`service.engine.errors`); ``retry_after`` is the ``Retry-After`` header's value."""
-    reply = _error(error.status, error.field, error.problem, error.kind)
+    (:mod:`service.api.errors`); ``retry_after`` is the ``Retry-After`` header's value."""
+    reply = _error(status_of(error), error.field, error.problem, error.kind)
     if (seconds := error.retry_after_seconds) is not None:
         reply["retry_after"] = seconds
     return reply

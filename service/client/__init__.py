@@ -12,7 +12,10 @@ id. Retries on 503 and dropped connections honour ``Retry-After`` with bounded b
 (:class:`RetryPolicy`); refusals raise an :class:`ApiError` subclass carrying the server's
 field and message; a conflicting label raises :class:`LabelConflict` and is never retried.
 
-This package imports httpx, websockets, pydantic and numpy only: none of the server.
+This package imports httpx, websockets and pydantic only: none of the server, and not numpy (numpy
+arrays are sent as they are when the caller has them). It is also its own small distribution:
+``pip install ./client`` installs this package as ``acog_client`` (``from acog_client import
+Client``), with those three dependencies and none of the server's.
 """
 
 from .async_client import AsyncClient

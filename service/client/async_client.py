@@ -17,7 +17,7 @@ from . import calls
 from .calls import Call, Label, LabelItem
 from .errors import ConnectionFailed, NotFound
 from .payloads import Features
-from .retry import RetryEvent, RetryPolicy
+from .retry import Attempts, RetryPolicy
 from .stream import AsyncStream
 from .sync_client import DEFAULT_URL, auth_headers, ws_url
 from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction
@@ -56,18 +56,12 @@ class AsyncClient:
         await self.aclose()
 
     async def run(self, call: Call[T]) -> T:
-        started, attempt = time.monotonic(), 0
+        attempts = Attempts(self.retry, call.method, call.path)
         while True:
-            attempt += 1
+            attempt = attempts.next()
             self.requests += 1
             try:
-                response = await self.http.request(
-                    call.method,
-                    call.path,
-                    content=call.content,
-                    params=call.params,
-                    headers={"Content-Type": "application/json"} if call.body is not None else None,
-                )
+                response = await self.http.request(call.method, call.path, **calls.request_options(call))
             except httpx.TransportError as exc:
                 failure = calls.transport_failure(call, exc)
             else:
@@ -75,12 +69,7 @@ class AsyncClient:
                 if isinstance(result, tuple):
                     return result[0]
                 failure = result
-            wait = self.retry.next_wait(attempt, started, failure.retry_after) if failure.retryable else None
-            if wait is None:
-                raise failure.error
-            if self.retry.on_retry is not None:
-                self.retry.on_retry(RetryEvent(call.method, call.path, attempt, wait, failure.error))
-            await asyncio.sleep(wait)
+            await asyncio.sleep(attempts.wait(failure.error, failure.retryable, failure.retry_after))
 
     async def predict(self, features: Features, *, model: str | None = None) -> Prediction:
         return await self.run(calls.predict(features, model or self.model))

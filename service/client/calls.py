@@ -181,6 +181,15 @@ def outcome(call: Call[T], response: httpx.Response, attempt: int) -> tuple[T] |
     return Failure(error, call.idempotent and retryable_status(error), retry_after)
 
 
+def request_options(call: Call[Any]) -> dict[str, Any]:
+    """What ``httpx``'s ``request`` sends for ``call`` besides its method and path."""
+    return {
+        "content": call.content,
+        "params": call.params,
+        "headers": {"Content-Type": "application/json"} if call.body is not None else None,
+    }
+
+
 def transport_failure(call: Call[Any], exc: httpx.TransportError) -> Failure:
     error = ConnectionFailed(f"{call.method} {call.path}: {type(exc).__name__}: {exc}")
     error.__cause__ = exc

@@ -9,7 +9,8 @@ A batch (``instances``) is a sequence of those, a 2-D numpy array (one row per i
 a scipy sparse matrix (one sparse instance per row).
 
 Bodies are encoded by :func:`encode` without walking the data in Python: numpy arrays and
-scalars are converted by the encoder's ``default`` hook. ``NaN`` and infinities are sent as
+scalars are converted by the encoder's ``default`` hook. The client does not import numpy: a numpy
+value can only come from a caller that did (:func:`_numpy`). ``NaN`` and infinities are sent as
 JSON's non-standard ``NaN``/``Infinity`` tokens on purpose, so that the *service* refuses
 them with its own 422 naming the field and the position (one place validates requests,
 the server), instead of the client failing with an encoder error that names neither.
@@ -18,11 +19,10 @@ the server), instead of the client failing with an encoder error that names neit
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
-
-import numpy as np
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,11 @@ class Sparse:
 
 Features: TypeAlias = Sequence[float] | Sparse | Mapping[str, float] | Any
 """Dense, sparse or named features (``Any`` admits numpy arrays and scipy rows)."""
+
+
+def _numpy() -> Any:
+    """numpy when the process imported it, else None (then no value can be a numpy array)."""
+    return sys.modules.get("numpy")
 
 
 def sparse_rows(matrix: Any) -> list[Sparse]:
@@ -60,7 +65,8 @@ def instances(values: Any) -> Any:
     """A batch as the service reads it."""
     if hasattr(values, "tocsr"):
         return sparse_rows(values)
-    if isinstance(values, np.ndarray) and values.ndim != 2:
+    np = _numpy()
+    if np is not None and isinstance(values, np.ndarray) and values.ndim != 2:
         raise ValueError(f"instances: a numpy batch must be 2-D (one row per instance), got {values.ndim}-D")
     return values
 
@@ -69,9 +75,10 @@ def _jsonable(value: Any) -> Any:
     """The encoder's hook for what ``json`` does not know: numpy values and :class:`Sparse`."""
     if isinstance(value, Sparse):
         return {"indices": value.indices, "values": value.values}
-    if isinstance(value, np.ndarray):
+    np = _numpy()
+    if np is not None and isinstance(value, np.ndarray):
         return value.tolist()
-    if isinstance(value, np.generic):
+    if np is not None and isinstance(value, np.generic):
         return value.item()
     if hasattr(value, "tocsr"):
         return _jsonable(features(value))

@@ -77,6 +77,35 @@ class RetryPolicy:
         return wait
 
 
+class Attempts:
+    """The attempts of one call under a :class:`RetryPolicy`: which attempt this is, and after a
+    failure whether to try again and after how long (``on_retry`` is told), or the failure raised.
+    The one retry loop of the sync and async clients and of the WebSocket stream: they only send,
+    and sleep for what :meth:`wait` answers."""
+
+    def __init__(self, policy: RetryPolicy, method: str, path: str) -> None:
+        self.policy = policy
+        self.method = method
+        self.path = path
+        self.started = time.monotonic()
+        self.attempt = 0
+
+    def next(self) -> int:
+        """Start the next attempt; its number (1-based)."""
+        self.attempt += 1
+        return self.attempt
+
+    def wait(self, failure: BaseException, retryable: bool, retry_after: float | None) -> float:
+        """Seconds to wait before the next attempt, after this one failed with ``failure``; raises
+        ``failure`` when it is not ``retryable`` or the policy allows no more attempts."""
+        wait = self.policy.next_wait(self.attempt, self.started, retry_after) if retryable else None
+        if wait is None:
+            raise failure
+        if self.policy.on_retry is not None:
+            self.policy.on_retry(RetryEvent(self.method, self.path, self.attempt, wait, failure))
+        return wait
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """``Retry-After`` in seconds: delta-seconds or an HTTP date (RFC 9110, 10.2.3)."""
     if value is None:

@@ -25,7 +25,6 @@ import concurrent.futures
 import itertools
 import json
 import threading
-import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -38,7 +37,7 @@ from . import payloads
 from .calls import Label, LabelItem, pid_of, retryable_status
 from .errors import ApiError, ConnectionFailed, ErrorDetail, Unauthorized, error_from
 from .payloads import Features
-from .retry import RetryEvent, RetryPolicy
+from .retry import Attempts, RetryPolicy
 from .types import FeedbackResult, Prediction
 
 T = TypeVar("T")
@@ -165,10 +164,10 @@ class AsyncStream:
 
     async def request(self, kind: str, body: dict[str, Any], *, idempotent: bool) -> Any:
         """Send one message and return its ``result``; raises the error reply as an exception."""
-        started, attempt = time.monotonic(), 0
+        attempts = Attempts(self.retry, kind, self.url)
         async with self._window:
             while True:
-                attempt += 1
+                attempts.next()
                 retry_after: float | None = None
                 sent = False
                 try:
@@ -199,12 +198,7 @@ class AsyncStream:
                     retry_after = float(advised) if isinstance(advised, int | float) else None
                     failure = error_from(int(reply.get("status", 500)), reply, retry_after)
                     retryable = idempotent and retryable_status(failure)
-                wait = self.retry.next_wait(attempt, started, retry_after) if retryable else None
-                if wait is None:
-                    raise failure
-                if self.retry.on_retry is not None:
-                    self.retry.on_retry(RetryEvent(kind, self.url, attempt, wait, failure))
-                await asyncio.sleep(wait)
+                await asyncio.sleep(attempts.wait(failure, retryable, retry_after))
 
     async def _connected(self) -> _Connection:
         """The open connection, or a new one if the last one dropped."""

@@ -24,7 +24,7 @@ from . import calls
 from .calls import Call, Label, LabelItem
 from .errors import ConnectionFailed, NotFound
 from .payloads import Features
-from .retry import RetryEvent, RetryPolicy
+from .retry import Attempts, RetryPolicy
 from .stream import Stream
 from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction
 
@@ -77,18 +77,12 @@ class Client:
 
     def run(self, call: Call[T]) -> T:
         """Send ``call``, retrying as its policy allows; its value, or the last failure raised."""
-        started, attempt = time.monotonic(), 0
+        attempts = Attempts(self.retry, call.method, call.path)
         while True:
-            attempt += 1
+            attempt = attempts.next()
             self.requests += 1
             try:
-                response = self.http.request(
-                    call.method,
-                    call.path,
-                    content=call.content,
-                    params=call.params,
-                    headers={"Content-Type": "application/json"} if call.body is not None else None,
-                )
+                response = self.http.request(call.method, call.path, **calls.request_options(call))
             except httpx.TransportError as exc:
                 failure = calls.transport_failure(call, exc)
             else:
@@ -96,12 +90,7 @@ class Client:
                 if isinstance(result, tuple):
                     return result[0]
                 failure = result
-            wait = self.retry.next_wait(attempt, started, failure.retry_after) if failure.retryable else None
-            if wait is None:
-                raise failure.error
-            if self.retry.on_retry is not None:
-                self.retry.on_retry(RetryEvent(call.method, call.path, attempt, wait, failure.error))
-            time.sleep(wait)
+            time.sleep(attempts.wait(failure.error, failure.retryable, failure.retry_after))
 
     # --- predictions and labels ---------------------------------------------------------------
 

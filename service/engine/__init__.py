@@ -1,6 +1,7 @@
 """The engine: this process's replica of every model, updates ordered by each model's label log."""
 
-from .engine import Engine, FeedbackResult, Prediction, PutOutcome
+from .changes import PutOutcome
+from .engine import Engine
 from .errors import (
     EngineError,
     InvalidRequest,
@@ -11,11 +12,14 @@ from .errors import (
     ModelUnavailable,
     StoreFailure,
     StoreLost,
+    TooLarge,
     UnknownModel,
     UnknownPrediction,
     store_failure,
 )
+from .labels import FeedbackResult, LabelItem
 from .observer import Observer
+from .predictor import Prediction
 from .runtime import Applied, ModelRuntime
 from .view import MeasuresView, ModelView
 
@@ -26,6 +30,7 @@ __all__ = [
     "FeedbackResult",
     "InvalidRequest",
     "LabelConflict",
+    "LabelItem",
     "LimitExceeded",
     "MeasuresView",
     "ModelConflict",
@@ -38,6 +43,7 @@ __all__ = [
     "PutOutcome",
     "StoreFailure",
     "StoreLost",
+    "TooLarge",
     "UnknownModel",
     "UnknownPrediction",
     "store_failure",

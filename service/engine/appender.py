@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from model_store import AppendResult, Example, LabelOutcome, ModelStore
+from model_store import AppendResult, Example, LabelLog, LabelOutcome, PredictionId
 
 from .cancellation import finish, reraise_cancellation
 
@@ -27,7 +27,7 @@ MAX_GROUP = 2000
 
 @dataclass(slots=True)
 class _LabelJob:
-    items: list[tuple[str, int]]
+    items: list[tuple[PredictionId, int]]
     future: asyncio.Future[list[LabelOutcome]] = field(repr=False)
 
 
@@ -49,7 +49,7 @@ class AppendSettings:
 class Appender:
     """The task that appends one model generation's labels; see the module docstring."""
 
-    def __init__(self, store: ModelStore, model: str, generation: int, settings: AppendSettings) -> None:
+    def __init__(self, store: LabelLog, model: str, generation: int, settings: AppendSettings) -> None:
         self.store = store
         self.model = model
         self.generation = generation
@@ -57,7 +57,7 @@ class Appender:
         self._queue: asyncio.Queue[_Job] = asyncio.Queue(maxsize=10_000)
         self._task: asyncio.Task[None] | None = None
 
-    async def labels(self, items: list[tuple[str, int]]) -> list[LabelOutcome]:
+    async def labels(self, items: list[tuple[PredictionId, int]]) -> list[LabelOutcome]:
         """Append ``(prediction_id, y)`` labels; one outcome each, in order."""
         job = _LabelJob(items, asyncio.get_running_loop().create_future())
         await self._submit(job)

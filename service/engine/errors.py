@@ -1,10 +1,10 @@
-"""What the engine refuses, in domain terms, each with everything a protocol needs to answer it.
+"""What the engine refuses, in domain terms: the part of the request at fault, the problem, a
+``kind`` (the ``type`` of the error detail clients read, and the reason a refused label is counted
+under in ``acog_labels_rejected_total``) and the retry advice.
 
-This is the one place where an error's HTTP status, its ``kind`` (the ``type`` of the error
-detail clients read), the reason it is counted under in ``acog_labels_rejected_total``, and its
-retry behaviour are defined; REST (:mod:`service.api.errors`) and the WebSocket
-(:mod:`service.api.ws`) both answer from these attributes. A failure of the store is answered
-through :func:`store_failure`, which gives it the same attributes.
+The engine knows nothing of HTTP: the API layer maps each error type to a status
+(:data:`service.api.errors.STATUS`), and REST and the WebSocket both answer from that table. A
+failure of the store is answered through :func:`store_failure`, which gives it the same attributes.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from model_store import StoreError, StoreUnavailable
 class EngineError(Exception):
     """Base class. ``field`` names the part of the request at fault, ``problem`` says why."""
 
-    status: int = 400
     kind: str = "error"
     retry_after: float | None = None
     """Seconds after which the same request may succeed (sent as ``Retry-After``); None: do not retry."""
@@ -40,23 +39,19 @@ class EngineError(Exception):
 
 
 class UnknownModel(EngineError):
-    """No model of that name (404)."""
+    """No model of that name."""
 
-    status = 404
     kind = "unknown_model"
 
 
 class ModelGone(EngineError):
-    """The prediction belongs to a generation that was replaced or deleted (410)."""
+    """The prediction belongs to a generation that was replaced or deleted."""
 
-    status = 410
     kind = "model_gone"
 
 
 class UnknownPrediction(EngineError):
-    """No pending prediction under that id: ``kind`` is ``"expired"`` or ``"unknown"`` (404)."""
-
-    status = 404
+    """No pending prediction under that id: ``kind`` is ``"expired"`` or ``"unknown"``."""
 
     def __init__(self, field: str, problem: str, reason: str) -> None:
         super().__init__(field, problem)
@@ -64,63 +59,56 @@ class UnknownPrediction(EngineError):
 
 
 class InvalidRequest(EngineError):
-    """The request is well-formed JSON but not acceptable for this model (422)."""
+    """The request is well-formed JSON but not acceptable for this model."""
 
-    status = 422
     kind = "invalid"
 
 
 class LimitExceeded(EngineError):
-    """A configured limit would be passed (413 for sizes, 422 otherwise)."""
+    """A configured limit would be passed."""
 
     kind = "limit_exceeded"
 
-    def __init__(self, field: str, problem: str, status: int = 422) -> None:
-        super().__init__(field, problem)
-        self.status = status
+
+class TooLarge(LimitExceeded):
+    """A request larger than a configured size: more items in a batch than ``max_batch``."""
 
 
 class LabelConflict(EngineError):
-    """A prediction id labelled again with a *different* value: a label cannot change (409).
+    """A prediction id labelled again with a *different* value: a label cannot change.
     Retrying does not help, so clients must not."""
 
-    status = 409
     kind = "label_conflict"
 
 
 class ModelConflict(EngineError):
     """A model change that would silently undo another one: a PUT with another configuration
-    without ``replace``, or a model changed meanwhile by another request (409)."""
+    without ``replace``, or a model changed meanwhile by another request."""
 
-    status = 409
     kind = "model_conflict"
 
 
 class ModelUnavailable(EngineError):
     """The model exists but cannot serve now: still recovering, stopped, or its state could not be
-    recovered (503)."""
+    recovered."""
 
-    status = 503
     kind = "model_unavailable"
     retry_after = 5.0
 
 
 class StoreLost(EngineError):
-    """The store is not the one this process started on: it lost its data (503, and it stays so
+    """The store is not the one this process started on: it lost its data (and it stays so
     until an operator acts; retrying does not help)."""
 
-    status = 503
     kind = "store_lost"
-    retry_after = None  # no Retry-After: clients treat the 503 as final, since retrying cannot help
+    retry_after = None  # no retry advice: clients treat the refusal as final, since retrying cannot help
 
 
 class StoreFailure(EngineError):
-    """The store failed to answer (503): the outcome is unknown. The store may or may not have done
+    """The store failed to answer: the outcome is unknown. The store may or may not have done
     what was asked (a label may have been appended before the connection broke, say), and every
     store write is one atomic, idempotent script, so retrying the same request is safe: a label
     retried with the same prediction id and value answers the first one's outcome."""
-
-    status = 503
 
 
 def store_failure(error: StoreError) -> StoreFailure:

@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from model_store import ModelStore, PendingLimitExceeded, PendingPrediction
+from model_store import PendingLimitExceeded, PendingPrediction, PendingStore
 
 from .cancellation import reraise_cancellation
 
@@ -38,7 +38,9 @@ class _Batch:
 class PendingWriter:
     """Stores a model's pending predictions a tick's worth at a time; ``put`` returns once stored."""
 
-    def __init__(self, store: ModelStore, model: str, generation: int, ttl: float, limit: int | None) -> None:
+    def __init__(
+        self, store: PendingStore, model: str, generation: int, ttl: float, limit: int | None
+    ) -> None:
         self.store = store
         self.model = model
         self.generation = generation

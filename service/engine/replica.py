@@ -12,16 +12,13 @@ order, give the same bits (see :mod:`service.engine.runtime`). A :class:`ModelRe
 - the **appender** (group commit of labels) and the **pending writer** (group commit of
   predictions); a label request appends, then waits until the follower has applied its entry,
   so the reply carries the version that includes it;
-- the **checkpoint-writer lease**: one replica at a time (the lease holder) writes the
-  generation's checkpoints, every N entries, every T seconds, on request and at shutdown; when
-  it dies its lease lapses and another replica takes over. Encoding a checkpoint pauses the
-  follower (the state must not move under it); sending it to Redis does not.
+- the **checkpoint writer** (:mod:`service.engine.checkpoint_writer`): one replica at a time (the
+  lease holder) writes the generation's checkpoints; the follower keeps its lease between reads.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -36,8 +33,9 @@ from model_store import (
     LabelOutcome,
     LogEntry,
     LogRetention,
-    ModelStore,
     PendingPrediction,
+    PredictionId,
+    ReplicaStore,
     StoreError,
     StoreUnavailable,
 )
@@ -46,6 +44,7 @@ from ..model_config import ModelConfig
 from .appender import Appender, AppendSettings
 from .cancellation import finish, reraise_cancellation
 from .checkpoint import CheckpointMismatch, Snapshot
+from .checkpoint_writer import CheckpointWriter, WriterSettings
 from .errors import ModelUnavailable
 from .observer import Observer
 from .pending import PendingWriter
@@ -104,7 +103,7 @@ class ModelReplica:
         name: str,
         generation: int,
         config: ModelConfig,
-        store: ModelStore,
+        store: ReplicaStore,
         settings: ReplicaSettings,
         observer: Observer,
     ) -> None:
@@ -118,7 +117,6 @@ class ModelReplica:
         self.status = Status.RECOVERING
         self.failure: str | None = None
         self.pending_count: int | None = None
-        self.lease_holder = ""
         self.resyncs = 0
         self._appender = Appender(
             store, name, generation, AppendSettings(settings.label_window_seconds, settings.done_ttl_seconds)
@@ -127,21 +125,36 @@ class ModelReplica:
             store, name, generation, settings.label_window_seconds, settings.max_pending
         )
         self._follower: asyncio.Task[None] | None = None
-        self._upload: asyncio.Task[None] | None = None
         self._waiters: dict[int, list[asyncio.Future[Applied | None]]] = {}
-        self._checkpoint_waiters: list[tuple[int, asyncio.Future[bool]]] = []
-        self._checkpoint_requested = False
-        self._lease_due = 0.0
-        self._stored_seq = 0  # the newest committed checkpoint's sequence number, as last read
         self._stopping = False
         self._state = asyncio.Lock()
         """Held while the runtime changes (the follower applies) or is encoded (a checkpoint)."""
+        writer_settings = WriterSettings(
+            settings.replica_id,
+            settings.checkpoint_every_events,
+            settings.checkpoint_every_seconds,
+            settings.checkpoints_kept,
+            settings.lease_seconds,
+            settings.fault_delay_seconds,
+            settings.log_retention,
+        )
+        self.writer = CheckpointWriter(
+            store, name, generation, writer_settings, observer, lambda: self.runtime, self._state
+        )
 
     # --- life cycle -----------------------------------------------------------------------
 
     @property
     def is_writer(self) -> bool:
-        return self.lease_holder == self.settings.replica_id
+        return self.writer.is_writer
+
+    @property
+    def lease_holder(self) -> str:
+        return self.writer.lease_holder
+
+    @property
+    def _upload(self) -> asyncio.Task[None] | None:
+        return self.writer.upload
 
     async def start(self) -> None:
         """Recover (newest usable checkpoint, then the log after it), then follow the log."""
@@ -169,25 +182,7 @@ class ModelReplica:
         await finish(self._follower, self.settings.follow_block_seconds + 2)
         await self._appender.stop(error)
         await self._pending.stop(error)
-        if self._upload is not None:
-            with contextlib.suppress(Exception):
-                await self._upload
-        if (
-            checkpoint
-            and self.is_writer
-            and self.status is Status.SERVING
-            and self.runtime.version > self._stored_seq
-        ):
-            try:
-                await self._write(*await self._encode())
-            except Exception as exc:
-                log.warning(
-                    "model %s: no checkpoint at shutdown (%s); the log replays on start", self.name, exc
-                )
-        if self.is_writer:
-            with contextlib.suppress(StoreError):
-                await self.store.release_lease(self.name, self.generation, self.settings.replica_id)
-            self.lease_holder = ""
+        await self.writer.finish(checkpoint and self.status is Status.SERVING)
         if self.status is not Status.FAILED:
             self.status = Status.STOPPED
         self._fail_waiters(error)
@@ -203,7 +198,7 @@ class ModelReplica:
     async def put_pending(self, items: Sequence[PendingPrediction]) -> None:
         await self._pending.put(items)
 
-    async def label(self, items: list[tuple[str, int]]) -> list[LabelAnswer]:
+    async def label(self, items: list[tuple[PredictionId, int]]) -> list[LabelAnswer]:
         """Append labels, then wait until this replica has applied the new ones."""
         outcomes = await self._appender.labels(items)
         answers = []
@@ -236,42 +231,13 @@ class ModelReplica:
         return await self._until_applied(appended.seq)
 
     async def checkpoint(self, timeout: float = 30.0) -> bool:
-        """Have a checkpoint of at least the current version written; False when one is stored already.
-
-        The lease holder writes it: this replica, if it holds the lease or can take it (then any
-        store error is raised to the caller); else the holder, asked through the control stream,
-        which this waits for up to ``timeout`` seconds.
-        """
-        target = self.runtime.version
-        await self._refresh_checkpoints()
-        if target <= self._stored_seq:
-            return False
-        self.lease_holder = await self.store.lease(
-            self.name, self.generation, self.settings.replica_id, self.settings.lease_seconds
-        )
-        if self.is_writer:
-            if self._upload is not None and not self._upload.done():
-                with contextlib.suppress(Exception):
-                    await self._upload
-            if self.runtime.version <= self._stored_seq:
-                return False
-            await self._write(*await self._encode())
-            return True
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._checkpoint_waiters.append((target, future))
-        await self.store.request_checkpoint(self.name, self.generation)
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
-        except TimeoutError:
-            raise StoreUnavailable(
-                f"the checkpoint writer of {self.name} ({self.lease_holder}) wrote no checkpoint of version "
-                f"{target} within {timeout:g} s",
-                retry_after=5,
-            ) from None
+        """Have a checkpoint of at least the current version written; False when one is stored
+        already (see :meth:`CheckpointWriter.checkpoint`)."""
+        return await self.writer.checkpoint(timeout)
 
     def request_checkpoint(self) -> None:
         """Another replica asked for a checkpoint (through the control stream)."""
-        self._checkpoint_requested = True
+        self.writer.request()
 
     # --- applying the log -----------------------------------------------------------------
 
@@ -403,7 +369,7 @@ class ModelReplica:
                         await self._resync(gap)
                     except LogRewound as rewound:
                         await self._rewind(rewound)
-                await self._housekeeping()
+                await self.writer.housekeeping()
                 backoff = 0.05
             except asyncio.CancelledError:
                 raise
@@ -416,97 +382,6 @@ class ModelReplica:
                 await asyncio.sleep(backoff)
                 backoff = min(1.0, backoff * 2)
 
-    # --- the lease and checkpoints --------------------------------------------------------
-
-    async def _housekeeping(self) -> None:
-        now = time.monotonic()
-        if now >= self._lease_due or (self._checkpoint_waiters and not self.is_writer):
-            self.lease_holder = await self.store.lease(
-                self.name, self.generation, self.settings.replica_id, self.settings.lease_seconds
-            )
-            self._lease_due = now + self.settings.lease_seconds / 3
-            await self._refresh_checkpoints()
-        if self.is_writer and (self._upload is None or self._upload.done()) and self._checkpoint_due():
-            self._checkpoint_requested = False
-            blob, snapshot = await self._encode()  # the follower is here, so nothing is applied meanwhile
-            self._upload = asyncio.create_task(
-                self._write_logged(blob, snapshot), name=f"checkpoint:{self.name}"
-            )
-
-    def _checkpoint_due(self) -> bool:
-        runtime = self.runtime
-        if runtime.version <= self._stored_seq:
-            self._checkpoint_requested = False
-            return False
-        if self._checkpoint_requested:
-            return True
-        if runtime.version - self._stored_seq >= self.settings.checkpoint_every_events:
-            return True
-        since = runtime.checkpointed_at if runtime.checkpointed_at is not None else runtime.created_at
-        return time.time() - since >= self.settings.checkpoint_every_seconds
-
-    async def _refresh_checkpoints(self) -> None:
-        """Read the newest committed checkpoint's position (written by any replica)."""
-        index = await self.store.checkpoint_index(self.name, self.generation)
-        if index:
-            newest = index[0]
-            self._stored_seq = max(self._stored_seq, newest.seq or 0)
-            if newest.written_at is not None:
-                self.runtime.checkpointed_at = newest.written_at
-            self.runtime.checkpointed_version = self._stored_seq
-        self._resolve_checkpoint_waiters()
-
-    def _resolve_checkpoint_waiters(self) -> None:
-        keep = []
-        for target, future in self._checkpoint_waiters:
-            if self._stored_seq >= target:
-                if not future.done():
-                    future.set_result(True)
-            else:
-                keep.append((target, future))
-        self._checkpoint_waiters = keep
-
-    async def _encode(self) -> tuple[bytes, Snapshot]:
-        # Nothing changes the runtime while the state lock is held, and the borrowed snapshot makes
-        # sure of it (an update raises while its read-only views of the live arrays are out), so no
-        # copy is made; encoding (memcpy and SHA-256, which release the GIL) runs in a thread:
-        # predictions go on being served.
-        async with self._state:
-            with self.runtime.borrowed_snapshot() as snapshot:
-                blob = await asyncio.to_thread(snapshot.encode)
-        return blob, snapshot
-
-    async def _write_logged(self, blob: bytes, snapshot: Snapshot) -> None:
-        try:
-            await self._write(blob, snapshot)
-        except Exception as exc:  # retried when next due; a lost lease shows at the next renewal
-            log.warning(
-                "model %s: checkpoint at version %d not written: %s", self.name, snapshot.version, exc
-            )
-
-    async def _write(self, blob: bytes, snapshot: Snapshot) -> None:
-        log.info("model %s: writing checkpoint at version %d", self.name, snapshot.version)
-        if self.settings.fault_delay_seconds:
-            await asyncio.sleep(self.settings.fault_delay_seconds)
-        start = time.perf_counter()
-        await self.store.write_checkpoint(
-            self.name,
-            self.generation,
-            blob,
-            snapshot.applied_id,
-            snapshot.version,
-            snapshot.written_at,
-            self.settings.checkpoints_kept,
-            self.settings.replica_id,
-            self.settings.log_retention,
-        )
-        self.observer.checkpointed(self.name, time.perf_counter() - start, len(blob))
-        self._stored_seq = max(self._stored_seq, snapshot.version)
-        self.runtime.checkpointed_version = self._stored_seq
-        self.runtime.checkpointed_at = snapshot.written_at
-        log.info("model %s: checkpoint at version %d written", self.name, snapshot.version)
-        self._resolve_checkpoint_waiters()
-
     # --- failure --------------------------------------------------------------------------
 
     def _fail(self, reason: str) -> None:
@@ -517,9 +392,8 @@ class ModelReplica:
 
     def _fail_waiters(self, error: Exception) -> None:
         waiting: list[asyncio.Future[Any]] = [f for futures in self._waiters.values() for f in futures]
-        waiting += [future for _, future in self._checkpoint_waiters]
+        waiting += self.writer.waiting()
         self._waiters.clear()
-        self._checkpoint_waiters = []
         for future in waiting:
             if not future.done():
                 future.set_exception(error)

@@ -12,8 +12,9 @@ import platform
 import sys
 from typing import Any
 
-from ..cli_options import UsageError, fraction, load_dataset, positive_float, positive_int
+from ..cli_options import UsageError, fraction, positive_float, positive_int
 from . import oli2ds as protocol
+from .loading import load_dataset
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -27,7 +27,7 @@ def _no_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_online(args: argparse.Namespace) -> int:
-    from .cli import run_online
+    from .online_cli import run_online
 
     return run_online(args)
 

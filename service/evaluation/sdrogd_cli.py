@@ -10,8 +10,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..cli_options import UsageError, int_at_least, load_dataset, positive_int
+from ..cli_options import UsageError, int_at_least, positive_int
 from . import sdrogd as protocol
+from .loading import load_dataset
 
 NOT_STANDARDISED = ("a9a",)
 """The paper standardises every data set but a9a (and its toy set)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit_cache import kernel
-from .base import positive_int
 from .errors import InvalidParameter
+from .params import positive_int
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
 memory_budget = positive_int("memory_budget")

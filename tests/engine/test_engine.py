@@ -16,7 +16,15 @@ import pytest
 import redis
 
 from model_store import RedisModelStore
-from service.engine import Engine, LabelConflict, ModelGone, StoreLost, UnknownModel
+from service.engine import (
+    Engine,
+    LabelConflict,
+    LabelItem,
+    ModelGone,
+    ModelUnavailable,
+    StoreLost,
+    UnknownModel,
+)
 from service.engine.cancellation import finish
 from service.model_config import ModelConfig
 from service.normalization import unit_l2
@@ -58,10 +66,10 @@ class Replicas:
     async def crash(self, engine: Engine) -> None:
         """Stop an engine like kill -9 would: its tasks stop where they are; no checkpoint is written
         and no lease released."""
-        engine._stopping = True
+        engine.lifecycle.stopping = True
         for replica in engine.replicas.values():
             replica._stopping = True
-        tasks = list(engine._tasks)
+        tasks = list(engine.lifecycle.tasks)
         for replica in engine.replicas.values():
             tasks += [replica._follower, replica._upload, replica._appender._task, replica._pending._task]
         for task in tasks:
@@ -93,7 +101,7 @@ async def label(engine: Engine, model: str, X: list[list[float]], y: list[int]) 
     """Predict then label through ``engine``; the log positions of the labels."""
     predictions, _ = await engine.predict(model, X)
     results = await engine.feedback(
-        [(p.prediction_id, label) for p, label in zip(predictions, y, strict=True)]
+        [LabelItem.read(p.prediction_id, label) for p, label in zip(predictions, y, strict=True)]
     )
     assert all(r.applied and r.error is None for r in results), results
     return [r.model_version for r in results if r.model_version is not None]
@@ -185,14 +193,14 @@ async def test_model_changes_reach_the_other_replica_within_a_second(replicas: R
     X, y = rows(3, seed=4)
     old, _ = await b.predict("m", X)
     assert await a.put_model("m", CONFIG, replace=True) == "replaced"
-    [result] = await b.feedback([(old[0].prediction_id, y[0])])  # the append script refuses it
+    [result] = await b.feedback([LabelItem.read(old[0].prediction_id, y[0])])  # the append script refuses it
     assert isinstance(result.error, ModelGone)
     assert await until(lambda: b.replicas["m"].generation == 2) < 1.0
     await a.delete_model("m")
     assert await until(lambda: "m" not in b.replicas) < 1.0
     with pytest.raises(UnknownModel):
         await b.predict("m", X)
-    [result] = await b.feedback([(old[1].prediction_id, y[1])])
+    [result] = await b.feedback([LabelItem.read(old[1].prediction_id, y[1])])
     assert isinstance(result.error, ModelGone) and "deleted" in result.error.problem
 
 
@@ -203,12 +211,12 @@ async def test_a_retry_answers_the_first_outcome_and_another_value_is_a_conflict
     X, y = rows(2, seed=5)
     predictions, _ = await a.predict("m", X)
     pid = predictions[0].prediction_id
-    [first] = await a.feedback([(pid, y[0])])
-    [again] = await b.feedback([(pid, y[0])])  # a retry, through the other replica
+    [first] = await a.feedback([LabelItem.read(pid, y[0])])
+    [again] = await b.feedback([LabelItem.read(pid, y[0])])  # a retry, through the other replica
     assert again.duplicate and again.applied and again.error is None
     assert (again.model_version, again.delay_seconds) == (first.model_version, first.delay_seconds)
-    [changed] = await b.feedback([(pid, -y[0])])
-    assert isinstance(changed.error, LabelConflict) and changed.error.status == 409
+    [changed] = await b.feedback([LabelItem.read(pid, -y[0])])
+    assert isinstance(changed.error, LabelConflict)
     await until(lambda: b.replicas["m"].runtime.version == 1)
     assert a.view("m").version == b.view("m").version == 1
 
@@ -223,7 +231,7 @@ async def test_a_store_that_lost_its_data_is_refused(replicas: Replicas, redis_c
     with pytest.raises(StoreLost):
         await a.predict("m", X)
     with pytest.raises(StoreLost):
-        await a.feedback([("m:1:1a2b3c4d5e6-0123456789abcdef", 1)])
+        await a.feedback([LabelItem.read("m:1:1a2b3c4d5e6-0123456789abcdef", 1)])
 
 
 async def test_replicas_rebuild_when_the_store_loses_its_newest_entries(
@@ -251,3 +259,34 @@ async def test_replicas_rebuild_when_the_store_loses_its_newest_entries(
     survivors = X[:40] + X[50:60], y[:40] + y[50:60]
     expected = reference(*survivors).weights()  # type: ignore[attr-defined]
     assert np.array_equal(weights(a, "m"), expected) and np.array_equal(weights(b, "m"), expected)
+
+
+async def test_the_label_path_never_installs_a_model_and_asks_the_follower_to(replicas: Replicas) -> None:
+    """A label for a model this replica does not hold yet (its control event not read yet) is
+    answered ``model_unavailable`` with a short retry advice, without loading the model on the
+    request's path; the control follower loads it, and the retried label is applied."""
+    a, b = await replicas.start(), await replicas.start()
+    control = b.lifecycle.tasks[0]
+    await finish(control, 3.0, cancel_first=True)  # b hears of no model change for now
+    await a.put_model("m", CONFIG)
+    X, y = rows(1, seed=8)
+    [prediction], _ = await a.predict("m", X)
+    item = LabelItem.read(prediction.prediction_id, y[0])
+    [early] = await b.feedback([item])
+    assert isinstance(early.error, ModelUnavailable) and early.error.retry_after_seconds == 1
+    assert "m" not in b.replicas
+    position = "0-0"
+    b.lifecycle.tasks[0] = asyncio.create_task(
+        b.registry.follow_control(position, lambda: b.lifecycle.stopping)
+    )
+    assert await until(lambda: "m" in b.replicas) < 2.0
+    [late] = await b.feedback([item])
+    assert late.applied and late.error is None
+
+
+async def test_a_label_for_a_malformed_id_is_unknown_and_the_id_is_read_once() -> None:
+    item = LabelItem.read("not-an-id", 1)
+    assert item.pid is None and item.model is None and item.text == "not-an-id"
+    pid = "m:3:1a2b3c4d5e6-0123456789abcdef"
+    read = LabelItem.read(pid, 1)
+    assert read.pid is not None and (read.model, read.pid.generation, str(read.pid)) == ("m", 3, pid)

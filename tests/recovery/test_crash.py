@@ -1,7 +1,7 @@
 """kill -9 at random points, mid-checkpoint included: the weights end bit-identical.
 
 The service runs as a subprocess against a Redis server of the test's own (append-only).
-The client's replay loop (``service.client.replay``) streams 20,000 labelled a9a examples
+The replay loop (``service.replay_loop``) streams 20,000 labelled a9a examples
 through /predict and /feedback in chunks, its retries getting through whatever a crash
 interrupted (each failed attempt restarts the service if it is down), while the test SIGKILLs
 the service at seeded random moments (during requests, between them, and inside a checkpoint
@@ -25,11 +25,11 @@ import numpy as np
 import pytest
 
 from service.client import Client, RetryEvent, RetryPolicy
-from service.client.replay import replay
 from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 from service.normalization import unit_l2
+from service.replay_loop import replay
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis

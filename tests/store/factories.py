@@ -66,8 +66,9 @@ async def append(store: ModelStore, n: int, model: str = "m", generation: int = 
 async def label(
     store: ModelStore, items: list[tuple[str, int]], model: str = "m", generation: int = 1
 ) -> list[LabelOutcome]:
-    """``store.label`` with the tests' window and done TTL, labelled now."""
-    return await store.label(model, generation, items, time.time(), DONE_TTL, WINDOW)
+    """``store.label`` with the tests' window and done TTL, labelled now (the ids read here)."""
+    parsed = [(parse_prediction_id(pid), y) for pid, y in items]
+    return await store.label(model, generation, parsed, time.time(), DONE_TTL, WINDOW)
 
 
 def snapshot(client: redis.Redis) -> dict[bytes, bytes]:

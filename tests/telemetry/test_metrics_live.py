@@ -19,9 +19,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from service.client import Client, InvalidRequest, NotFound, Prediction
-from service.client.replay import replay
 from service.evaluation.datasets import load
 from service.measures import Measures, Objective
+from service.replay_loop import replay
 
 from ..conftest import dataset_path
 from ..deploy.metric_names import required_exposed_names

@@ -100,41 +100,36 @@ def bias(st: Any) -> float:
 
 
 @kernel
-def tree_proba(st: Any, t: int, x: np.ndarray) -> tuple[float, float]:
-    """``(P(+|x), P(-|x))`` of tree ``t``: the aggregated prediction, root to leaf in one pass."""
+def forest_proba(st: Any, x: np.ndarray) -> tuple[float, float]:
+    """The forest's ``(P(+|x), P(-|x))``: the mean over the trees of their aggregated predictions,
+    each root to leaf in one pass (one loop over the trees, the arrays indexed in place)."""
     a = st.hyper[DIRICHLET]
     aggregate = st.hyper[AGGREGATE] != 0.0
-    nc, lw, lwt = st.node_counts[t], st.log_weight[t], st.log_weight_tree[t]
-    left, right, feature, threshold = st.left[t], st.right[t], st.feature[t], st.threshold[t]
-    p = 0.0
-    q = 0.0
-    rest = 1.0  # prod over the nodes above of (1 - b)
-    v = 0
-    while True:
-        n = nc[v, 0] + nc[v, 1]
-        pv = (nc[v, 0] + a) / (n + 2.0 * a)
-        qv = (nc[v, 1] + a) / (n + 2.0 * a)
-        if left[v] < 0:
-            return p + rest * pv, q + rest * qv
-        if aggregate:
-            b = 0.5 * math.exp(lw[v] - lwt[v])
-            p += rest * b * pv
-            q += rest * b * qv
-            rest *= 1.0 - b
-        v = left[v] if x[feature[v]] <= threshold[v] else right[v]
-
-
-@kernel
-def forest_proba(st: Any, x: np.ndarray) -> tuple[float, float]:
-    """The forest's ``(P(+|x), P(-|x))``: the mean over the trees."""
+    nc, lw, lwt = st.node_counts, st.log_weight, st.log_weight_tree
+    left, right, feature, threshold = st.left, st.right, st.feature, st.threshold
     n_trees = st.n_nodes.shape[0]
-    p = 0.0
-    q = 0.0
+    p_sum = 0.0
+    q_sum = 0.0
     for t in range(n_trees):
-        pt, qt = tree_proba(st, t, x)
-        p += pt
-        q += qt
-    return p / n_trees, q / n_trees
+        p = 0.0
+        q = 0.0
+        rest = 1.0  # prod over the nodes above of (1 - b)
+        v = 0
+        while True:
+            n = nc[t, v, 0] + nc[t, v, 1]
+            pv = (nc[t, v, 0] + a) / (n + 2.0 * a)
+            qv = (nc[t, v, 1] + a) / (n + 2.0 * a)
+            if left[t, v] < 0:
+                p_sum += p + rest * pv
+                q_sum += q + rest * qv
+                break
+            if aggregate:
+                b = 0.5 * math.exp(lw[t, v] - lwt[t, v])
+                p += rest * b * pv
+                q += rest * b * qv
+                rest *= 1.0 - b
+            v = left[t, v] if x[feature[t, v]] <= threshold[t, v] else right[t, v]
+    return p_sum / n_trees, q_sum / n_trees
 
 
 @kernel
@@ -223,63 +218,65 @@ def log_mean_exp2(a: float, b: float) -> float:
 
 
 @kernel
-def tree_learn(st: Any, t: int, x: np.ndarray, c: int) -> None:
-    """Tree ``t`` learns ``(x, c)`` (``c`` = 0 for +1, 1 for -1): the walk down, then ``W`` up.
+def forest_learn(st: Any, x: np.ndarray, c: int) -> None:
+    """Every tree learns ``(x, c)`` (``c`` = 0 for +1, 1 for -1): the walk down, then ``W`` up.
 
-    One tree's arrays are taken once: passing the state record to a helper per node would cost
-    a reference count per array per call."""
+    One loop over the trees, the arrays indexed by ``[t, v]`` in place: a view per tree, or the
+    state record passed to a helper per tree or node, costs reference counting on every array."""
     h = st.hyper
     step, a, split_pure = h[STEP], h[DIRICHLET], h[SPLIT_PURE] != 0.0
     room = min(int(h[MAX_NODES]), st.left.shape[1])
-    nc, lo, up, lw, lwt = st.node_counts[t], st.lower[t], st.upper[t], st.log_weight[t], st.log_weight_tree[t]
-    left, right, parent = st.left[t], st.right[t], st.parent[t]
-    feature, threshold = st.feature[t], st.threshold[t]
-    time = st.time[t]
-    v = 0
-    at_new_leaf = False
-    while True:
-        n = nc[v, 0] + nc[v, 1]
-        grown = -1
-        if not at_new_leaf and n > 0.0 and st.n_nodes[t] + 2 <= room and (split_pure or nc[v, c] != n):
-            e = 0.0  # the extension of v's box to x
-            for j in range(x.shape[0]):
-                if x[j] < lo[v, j]:
-                    e += lo[v, j] - x[j]
-                elif x[j] > up[v, j]:
-                    e += x[j] - up[v, j]
-            if e > 0.0:
-                split_time = time[v] - math.log(1.0 - uniform(st.rng, t)) / e
-                child = left[v]
-                if child < 0 or split_time < time[child]:
-                    grown = split(st, t, v, x, e, split_time)
-        # v sees (x, c): its box grows to x, w_v takes the log-loss before the label, which is counted
-        if n == 0.0:
-            for j in range(x.shape[0]):
-                lo[v, j] = x[j]
-                up[v, j] = x[j]
-        else:
-            for j in range(x.shape[0]):
-                if x[j] < lo[v, j]:
-                    lo[v, j] = x[j]
-                elif x[j] > up[v, j]:
-                    up[v, j] = x[j]
-        lw[v] += step * math.log((nc[v, c] + a) / (n + 2.0 * a))
-        nc[v, c] += 1.0
-        if at_new_leaf:
-            break
-        if grown >= 0:
-            v = grown
-            at_new_leaf = True
-        elif left[v] < 0:
-            break
-        else:
-            v = left[v] if x[feature[v]] <= threshold[v] else right[v]
-    while v >= 0:
-        if left[v] < 0:
-            lwt[v] = lw[v]
-        else:
-            lwt[v] = log_mean_exp2(lw[v], lwt[left[v]] + lwt[right[v]])
-        v = parent[v]
+    nc, lo, up, lw, lwt = st.node_counts, st.lower, st.upper, st.log_weight, st.log_weight_tree
+    left, right, parent = st.left, st.right, st.parent
+    feature, threshold, time = st.feature, st.threshold, st.time
+    for t in range(st.n_nodes.shape[0]):
+        v = 0
+        at_new_leaf = False
+        while True:
+            n = nc[t, v, 0] + nc[t, v, 1]
+            grown = -1
+            inside = False  # x is known to lie in v's box: the box stays
+            if not at_new_leaf and n > 0.0 and st.n_nodes[t] + 2 <= room and (split_pure or nc[t, v, c] != n):
+                e = 0.0  # the extension of v's box to x
+                for j in range(x.shape[0]):
+                    if x[j] < lo[t, v, j]:
+                        e += lo[t, v, j] - x[j]
+                    elif x[j] > up[t, v, j]:
+                        e += x[j] - up[t, v, j]
+                inside = e == 0.0
+                if e > 0.0:
+                    split_time = time[t, v] - math.log(1.0 - uniform(st.rng, t)) / e
+                    child = left[t, v]
+                    if child < 0 or split_time < time[t, child]:
+                        grown = split(st, t, v, x, e, split_time)
+            # v sees (x, c): its box grows to x, w_v takes the log-loss before the label, which is counted
+            if n == 0.0:
+                for j in range(x.shape[0]):
+                    lo[t, v, j] = x[j]
+                    up[t, v, j] = x[j]
+            elif not inside:
+                for j in range(x.shape[0]):
+                    if x[j] < lo[t, v, j]:
+                        lo[t, v, j] = x[j]
+                    elif x[j] > up[t, v, j]:
+                        up[t, v, j] = x[j]
+            lw[t, v] += step * math.log((nc[t, v, c] + a) / (n + 2.0 * a))
+            nc[t, v, c] += 1.0
+            if at_new_leaf:
+                break
+            if grown >= 0:
+                v = grown
+                at_new_leaf = True
+            elif left[t, v] < 0:
+                break
+            else:
+                v = left[t, v] if x[feature[t, v]] <= threshold[t, v] else right[t, v]
+        while v >= 0:
+            if left[t, v] < 0:
+                lwt[t, v] = lw[t, v]
+            else:
+                lwt[t, v] = log_mean_exp2(lw[t, v], lwt[t, left[t, v]] + lwt[t, right[t, v]])
+            v = parent[t, v]
 
 
 @kernel
@@ -288,9 +285,7 @@ def forest_update(st: Any, p: Any, idx: np.ndarray, val: np.ndarray, y: int, sco
     """Every tree learns ``(x, y)``; returns the forest's log-loss on ``y`` before the update,
     ``log(1 + exp(-y (score - log rho)))``, and ``True`` (every label moves the counts)."""
     x = dense(idx, val, st.lower.shape[2])
-    c = 0 if y > 0 else 1
-    for t in range(st.n_nodes.shape[0]):
-        tree_learn(st, t, x, c)
+    forest_learn(st, x, 0 if y > 0 else 1)
     m = -y * (score - math.log(rho))
     loss = m + math.log1p(math.exp(-m)) if m > 0.0 else math.log1p(math.exp(m))
     return loss, True

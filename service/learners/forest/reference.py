@@ -7,6 +7,8 @@ file leaf to root). It is not used by the service.
 
 A step has the shape of every reference step (:mod:`service.learners.reference`):
 ``(model, x, y, params, rho) -> model'``, a new model; ``model["forest"]`` is a :class:`Forest`.
+Trees are persistent: a step copies the nodes on the path of ``x`` and shares the rest, so the
+old model stays as it was at O(depth) cost.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ class Node:
     ``w`` (``log_weight``) and ``W`` (``log_weight_tree``), and a split when it has children."""
 
     time: float
-    parent: Node | None = None
     counts: list[float] = field(default_factory=lambda: [0.0, 0.0])
     lower: np.ndarray | None = None
     upper: np.ndarray | None = None
@@ -41,6 +42,12 @@ class Node:
     def child(self, x: np.ndarray) -> Node:
         assert self.left is not None and self.right is not None
         return self.left if x[self.feature] <= self.threshold else self.right
+
+    def clone(self) -> Node:
+        """A copy to change (its counts list copied; boxes are replaced, never written)."""
+        twin = copy.copy(self)
+        twin.counts = list(self.counts)
+        return twin
 
 
 @dataclass(eq=False)
@@ -74,14 +81,13 @@ def tree_proba(tree: Tree, x: np.ndarray, p: dict[str, Any]) -> tuple[float, flo
     """The aggregated prediction: at the leaf its estimate; above, ``b p_v + (1 - b) pred(child)``
     with ``b = exp(w_v - W_v) / 2``, from the leaf up to the root."""
     a = p.get("dirichlet", 0.5)
-    node = tree.root
-    while node.left is not None:
-        node = node.child(x)
-    pred = _estimate(node, a)
+    path = [tree.root]
+    while path[-1].left is not None:
+        path.append(path[-1].child(x))
+    pred = _estimate(path[-1], a)
     if not p.get("use_aggregation", True):
         return pred
-    while node.parent is not None:
-        node = node.parent
+    for node in reversed(path[:-1]):
         b = 0.5 * math.exp(node.w - node.W)
         own = _estimate(node, a)
         pred = (b * own[0] + (1 - b) * pred[0], b * own[1] + (1 - b) * pred[1])
@@ -125,23 +131,23 @@ def _split(tree: Tree, node: Node, x: np.ndarray, e: float, split_time: float) -
     else:
         threshold = x[j] + u * (node.lower[j] - x[j])
         threshold = x[j] if threshold >= node.lower[j] else threshold
-    old = copy.copy(node)
-    old.time, old.parent, old.counts = split_time, node, list(node.counts)
-    for child in (old.left, old.right):
-        if child is not None:
-            child.parent = old
-    leaf = Node(split_time, parent=node)
+    old = node.clone()  # keeps node's children
+    old.time = split_time
+    leaf = Node(split_time)
     node.feature, node.threshold = j, float(threshold)
     node.left, node.right = (old, leaf) if right_side else (leaf, old)
     tree.size += 2
     return leaf
 
 
-def tree_learn(tree: Tree, x: np.ndarray, c: int, p: dict[str, Any]) -> None:
-    """The online Mondrian extension along the path of ``x``, then ``W`` from the leaf up."""
+def tree_learn(tree: Tree, x: np.ndarray, c: int, p: dict[str, Any]) -> Tree:
+    """The online Mondrian extension along the path of ``x``, then ``W`` from the leaf up; a new
+    tree sharing the nodes off the path."""
+    tree = Tree(tree.root.clone(), tree.counter, tree.size)
     budget = p.get("max_nodes", 4096)
-    node = tree.root
+    path = [tree.root]
     while True:
+        node = path[-1]
         n = node.counts[0] + node.counts[1]
         pure = node.counts[c] == n
         if n > 0 and tree.size + 2 <= budget and (p.get("split_pure", False) or not pure):
@@ -153,25 +159,29 @@ def tree_learn(tree: Tree, x: np.ndarray, c: int, p: dict[str, Any]) -> None:
                     leaf = _split(tree, node, x, e, split_time)
                     _absorb(node, x, c, p)
                     _absorb(leaf, x, c, p)
-                    node = leaf
+                    path.append(leaf)
                     break
         _absorb(node, x, c, p)
         if node.left is None:
             break
-        node = node.child(x)
-    up: Node | None = node
-    while up is not None:
+        child = node.child(x)
+        twin = child.clone()
+        if child is node.left:
+            node.left = twin
+        else:
+            node.right = twin
+        path.append(twin)
+    for up in reversed(path):
         if up.left is None or up.right is None:
             up.W = up.w
         else:
             m = max(up.w, up.left.W + up.right.W)
             up.W = m + math.log((math.exp(up.w - m) + math.exp(up.left.W + up.right.W - m)) / 2)
-        up = up.parent
+    return tree
 
 
 def step(model: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> dict[str, Any]:
     """One label: every tree learns ``(x, y)``; a new model, ``model`` untouched."""
-    forest = copy.deepcopy(model["forest"])
-    for tree in forest.trees:
-        tree_learn(tree, np.asarray(x, dtype=np.float64), 0 if y > 0 else 1, p)
-    return {**model, "forest": forest}
+    x = np.asarray(x, dtype=np.float64)
+    trees = [tree_learn(tree, x, 0 if y > 0 else 1, p) for tree in model["forest"].trees]
+    return {**model, "forest": Forest(trees)}

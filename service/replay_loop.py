@@ -29,10 +29,10 @@ from typing import Protocol
 
 import numpy as np
 
-from .calls import Label
-from .payloads import Features
-from .sync_client import Client
-from .types import FeedbackResult, Prediction
+from .client.calls import Label
+from .client.payloads import Features
+from .client.sync_client import Client
+from .client.types import FeedbackResult, Prediction
 
 
 class Rows(Protocol):

@@ -1,0 +1,98 @@
+"""Predictions: a request's features become scores ``mu . x`` now, and pending predictions (vector,
+predicted label, time) kept in the store under new prediction ids for their label window."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from model_store import PendingLimitExceeded, PendingPrediction, StoreError, make_prediction_id
+
+from ..settings import Settings
+from .errors import InvalidRequest, LimitExceeded, ModelUnavailable
+from .instances import InstanceReader
+from .observer import Observer
+from .registry import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    prediction_id: str
+    label: int
+    score: float
+    model: str
+    model_version: int
+    ignored: tuple[str, ...] = ()
+    """Feature names the model cannot take (its ``max_features`` slots are all taken)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Predictor:
+    """Scores instances and keeps the pending predictions; see the module docstring."""
+
+    settings: Settings
+    registry: Registry
+    reader: InstanceReader
+    observer: Observer
+
+    def resolve_model(self, model: str | None) -> str:
+        """The model a request names, or the configured default model when it names none; a request
+        without ``model`` is refused when no default model is configured (``ACOG_DEFAULT_MODEL``)."""
+        if model is not None:
+            return model
+        if self.settings.default_model is None:
+            raise InvalidRequest(
+                "model", "is required: this service has no default model (ACOG_DEFAULT_MODEL is not set)"
+            )
+        return str(self.settings.default_model.get("name", "default"))
+
+    def label_format(self, model: str) -> str:
+        """How model ``model`` writes its labels: ``plus_minus_one`` (-1/+1) or ``zero_one`` (0/1)."""
+        replica = self.registry.replicas.get(model)
+        return "plus_minus_one" if replica is None else replica.config.label_format
+
+    async def predict(self, model: str | None, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
+        """Score every instance; returns the predictions and whether they were stored."""
+        model = self.resolve_model(model)
+        replica = self.registry.serving(model)
+        runtime = replica.runtime
+        self.reader.check_batch("instances", len(instances), "instances")
+        parsed = []
+        for i, features in enumerate(instances):
+            field = "features" if len(instances) == 1 else f"instances[{i}].features"
+            parsed.append(self.reader.read(replica, features, field))
+        now = time.time()
+        version = runtime.version
+        pending, out = [], []
+        for example, vector in parsed:
+            score = runtime.score(vector)
+            if not math.isfinite(score):
+                raise ModelUnavailable(
+                    "model",
+                    f"model {model!r} cannot score: its weights are no longer finite (diverged); "
+                    f"replace it with PUT /models/{model}?replace=true",
+                )
+            label = 1 if score >= 0.0 else -1
+            pid = make_prediction_id(model, replica.generation, now)
+            pending.append(PendingPrediction(pid, example, label, score, now))
+            ignored = runtime.features.unregistrable(example.names or ())
+            out.append(Prediction(pid, label, score, model, version, ignored))
+        stored = True
+        try:
+            await replica.put_pending(pending)
+        except PendingLimitExceeded as exc:
+            self.observer.predictions_refused(model, "pending_limit", len(out))
+            raise LimitExceeded("instances", f"{exc} (max_pending_per_model)") from None
+        except StoreError:  # unavailable, or a write Redis refused (a full disk): answer from memory
+            if not self.settings.predict_when_store_down:
+                raise
+            stored = False
+        anomalies = sum(p.label == 1 for p in out)
+        self.observer.predictions(model, anomalies, len(out) - anomalies)
+        n_ignored = sum(len(p.ignored) for p in out)
+        if n_ignored:
+            self.observer.features_ignored(model, "predict", n_ignored)
+        return out, stored
