@@ -332,6 +332,7 @@ def run(bench: Bench) -> None:
     r = bench.results
     try:
         single = bench.bodies("predict1", predict_lines(bench, 20_000, 1))
+        r["load_average"] = list(os.getloadavg())
         r["paired"] = {name: paired(bench, name, server.url, single) for name in bench.servers}
         if bench.pairs_only:
             return
@@ -550,6 +551,20 @@ def profile_lines(profile: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def load_lines(load: list[float] | None) -> list[str]:
+    """A warning when other work shared the machine (load averages over 1 a core)."""
+    cores = os.cpu_count() or 1
+    if not load or max(load) <= cores:
+        return []
+    shown = ", ".join(f"{x:.1f}" for x in load)
+    return [
+        "",
+        f"**Other work shared the machine during this run** (load averages {shown} over 1, 5 and 15 "
+        f"minutes on {cores} cores): absolute rates are well below a quiet machine's; the ratios "
+        "of each alternating pair, and the CPU time per request, are the figures to compare.",
+    ]
+
+
 def report(r: dict[str, Any], command: str) -> str:
     cpu = next(
         (
@@ -567,6 +582,7 @@ def report(r: dict[str, Any], command: str) -> str:
         "Server: one `acog serve` process; Redis: a private redis-server (append-only, everysec); "
         "load: wrk (1 thread, 16 connections, closed loop) and bench/loadgen.py (open loop, "
         f"WebSocket), all on 127.0.0.1. Every figure: the median of {repeats} runs (min to max).",
+        *load_lines(r.get("load_average")),
         "",
         "| target | goal | measured | |",
         "|---|---|---|---|",
