@@ -10,7 +10,7 @@ protocol (``sum`` and ``cost``) for OLI2DS next to ACOG-II on the same data sets
 
 The journal's tables are not available, so the targets are the figures the specification
 measured with a re-implementation that reproduced the authors' code digit for digit
-(``../shared/docs/algorithms-round2.md`` §2). Each of our figures is printed next to its target, and
+(``docs/learners.md`` §9). Each of our figures is printed next to its target, and
 every difference is labelled.
 """
 
@@ -39,7 +39,7 @@ DATASETS = ("wdbc", "credit-a", "splice")
 TOLERANCE = 1e-4
 
 TARGETS: dict[tuple[str, str], tuple[float, float, float, float]] = {
-    # (data set, scheme): F1 mean, F1 std, G-mean mean, G-mean std; algorithms-round2.md §2
+    # (data set, scheme): F1 mean, F1 std, G-mean mean, G-mean std; docs/learners.md §9
     ("wdbc", "trapezoidal"): (0.9144, 0.0077, 0.9356, 0.0063),
     ("wdbc", "capricious"): (0.9277, 0.0093, 0.9458, 0.0074),
 }
@@ -193,7 +193,7 @@ def render(
             "numbers. So nothing here is compared with the paper. The targets are instead the figures of the "
             "authors' own code (`youdianlong/OLI2DS`) under its own protocol, as measured by a clean "
             "re-implementation that reproduced that code's outputs to every digit "
-            "(`../shared/docs/algorithms-round2.md` §2): WDBC only, trapezoidal and capricious. The code's "
+            "(`docs/learners.md` §9): WDBC only, trapezoidal and capricious. The code's "
             f"README shows a figure too, {README_FIGURE}; our capricious scheme is the seeded variant, so "
             "that figure is not comparable digit for digit, and it is not a target.",
             "",

@@ -56,7 +56,7 @@ def render(document: dict[str, Any]) -> str:
         f"acog evaluate dna --protocol opid --permutations {s['repeats']} --seed {s['seed']}",
         "```",
         "",
-        "Protocol (`../shared/docs/algorithms-round2.md` section 3; `service/evaluation/opid.py`):",
+        "Protocol (`docs/learners.md` §10; `service/evaluation/opid.py`):",
         "",
         f"- DNA: `dna.scale` then `dna.scale.t` ({document['rows']} rows x {setup.n_features} features, "
         f"classes {', '.join(map(str, setup.classes))}), c = {len(setup.classes)}. Features in file order: "

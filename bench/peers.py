@@ -1,6 +1,6 @@
 """Peer online learners run on the same stream as ours: river, Vowpal Wabbit and scikit-learn.
 
-Protocol (the one our learners follow, ``../shared/docs/algorithms.md`` section 7): the caller passes an
+Protocol (the one our learners follow, ``docs/learners.md`` section 7): the caller passes an
 already L2-normalised CSR matrix ``X`` in the row order to stream (one permutation) and labels
 ``y`` in {+1, -1}, +1 being the anomaly class. For every row, in order, the peer first predicts
 (that prediction is recorded), then learns the row with its true label. ``rho`` is the weight

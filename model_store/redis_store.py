@@ -68,6 +68,7 @@ from .scripts import (
     LABEL,
     LEASE,
     PUT_MODEL,
+    PUT_MODEL_FROM_STATE,
     PUT_PENDING,
     RAISE_GENERATION_COUNTER,
     STAGE_CHUNK,
@@ -146,6 +147,7 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
         self._stage_chunk_script = register(STAGE_CHUNK)
         self._commit_checkpoint = register(COMMIT_CHECKPOINT)
         self._delete_generation_script = register(DELETE_GENERATION)
+        self._put_model_from_state = register(PUT_MODEL_FROM_STATE)
 
     @classmethod
     def from_url(cls, url: str, settings: ConnectionSettings | None = None) -> RedisModelStore:

@@ -365,3 +365,38 @@ if not same then return {2, index} end
 for i = 1, #KEYS do redis.call('UNLINK', KEYS[i]) end
 return {1}
 """
+
+PUT_MODEL_FROM_STATE = """
+-- A new generation that starts from a given state (a rollback): PUT_MODEL and the commit of its
+-- first checkpoint, staged beforehand in chunks (as for COMMIT_CHECKPOINT), in one step, so no
+-- replica ever sees the generation without its state, and a writer that dies before this call
+-- leaves only staged chunks, which expire.
+-- KEYS[1] model record, KEYS[2] generation counter, KEYS[3] the new generation's ckpt_index,
+-- KEYS[4] its staged chunk hash
+-- ARGV[1] config JSON, ARGV[2] created_at, ARGV[3] expected current generation, ARGV[4] the new
+-- generation (the keys name it), ARGV[5] the manifest to index, ARGV[6] chunk count, ARGV[7] byte count
+-- Returns {1, generation}; {0, current generation or '0'} when the current generation is not the
+-- expected one; {-1, last issued} when the counter would not give ARGV[4]; {-2, chunk} when the staged
+-- chunks are incomplete. Nothing changes unless 1 (the staged chunks are dropped).
+local function discard()
+  if redis.call('PTTL', KEYS[4]) > 0 then redis.call('UNLINK', KEYS[4]) end
+end
+local current = redis.call('HGET', KEYS[1], 'generation') or '0'
+if ARGV[3] ~= current then discard() return {0, current} end
+local issued = redis.call('GET', KEYS[2]) or '0'
+if tonumber(issued) + 1 ~= tonumber(ARGV[4]) then discard() return {-1, issued} end
+local n, size, total = tonumber(ARGV[6]), tonumber(ARGV[7]), 0
+for i = 0, n - 1 do
+  local length = redis.call('HSTRLEN', KEYS[4], i)
+  if length == 0 then discard() return {-2, i} end
+  total = total + length
+end
+if total ~= size or redis.call('HLEN', KEYS[4]) ~= n then discard() return {-2, n} end
+local generation = redis.call('INCR', KEYS[2])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'generation', generation, 'config', ARGV[1], 'created_at', ARGV[2])
+redis.call('PERSIST', KEYS[4])
+redis.call('DEL', KEYS[3])
+redis.call('LPUSH', KEYS[3], ARGV[5])
+return {1, tostring(generation)}
+"""

@@ -1,4 +1,4 @@
-"""The ``acog`` command: serve, warm-up, evaluate, replay, export-openapi, export-asyncapi.
+"""The ``acog`` command: serve, warm-up, evaluate, datasets, replay, export-openapi, export-asyncapi.
 
 Each subcommand's options are declared here; the work is done by the module that owns it,
 imported lazily so that ``acog --help`` stays fast. ``--help`` shows every default; a value that
@@ -140,6 +140,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     return run_evaluate(args)
 
 
+def _datasets(args: argparse.Namespace) -> int:
+    from .evaluation.datasets_cli import run
+
+    return run(args)
+
+
 def _replay(args: argparse.Namespace) -> int:
     from .replay import run_replay
 
@@ -244,6 +250,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(evaluate)
     evaluate.set_defaults(func=_evaluate)
+
+    datasets = command(
+        "datasets",
+        help="list the public data sets, or fetch them into the cache",
+        description="The data sets the evaluation, benchmarks, examples and tests read: each file's "
+        "source, size, sha256 and licence. They are read from $ACOG_DATASETS_DIR (a mirror) if set, "
+        "else from the cache `acog datasets fetch` fills.",
+    )
+    from .evaluation.datasets_cli import add_arguments as datasets_arguments
+
+    datasets_arguments(datasets)
+    datasets.set_defaults(func=_datasets)
 
     replay = command(
         "replay",

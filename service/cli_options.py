@@ -112,3 +112,18 @@ def fraction(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be greater than 0 and at most 1, got {text}")
     return value
+
+
+def service_url(text: str) -> str:
+    """An ``http://`` or ``https://`` URL with a host (and a valid port, if one is given)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (raises ValueError on a port out of range or not a number)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// or https:// URL with a host")
+    return text
+

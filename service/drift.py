@@ -112,14 +112,33 @@ class PageHinkley:
         }
 
 
-class DriftMonitor:
-    """A model's drift detector and the class weights of its loss (see the module docstring)."""
+POLICIES = ("none", "reset", "challenger")
+"""What a model does when its detector signals: nothing (count it); ``reset``: the learner starts
+afresh (a new learner of the model's current schema) right after the label that signalled, while the
+measures, the feature registry and the detector carry on; ``challenger``: a fresh challenger of the
+model's configuration, named ``DRIFT_CHALLENGER``, starts learning from the next label (replacing the
+one a previous drift started), if the model's challenger limit (written into the policy's entry)
+leaves room; promote it when it does better. The policy is set by a log entry (``POLICY_EVENT``), so
+every replica responds at the same label."""
+DRIFT_CHALLENGER = "drift"
+"""The name of the challenger the ``challenger`` policy starts."""
+POLICY_EVENT = "drift_policy"
+"""The kind of the log entry that sets a model's policy; its body is ``{"on_drift": policy}``."""
 
-    __slots__ = ("detector", "w_neg", "w_pos")
+
+class DriftMonitor:
+    """A model's drift detector, the class weights of its loss and its policy (module docstring)."""
+
+    __slots__ = ("detector", "limit", "policy", "resets", "w_neg", "w_pos")
 
     def __init__(self, objective: str, alpha_p: float, c_p: float) -> None:
         self.w_pos, self.w_neg = class_weights(objective, alpha_p, c_p)
         self.detector = PageHinkley()
+        self.policy = "none"
+        self.limit = 0
+        """The model's challenger limit when the policy was set (for ``challenger``)."""
+        self.resets = 0
+        """Responses the policy made (learner resets, or challengers started)."""
 
     def loss(self, y: int, yhat: int) -> float:
         """``x_t``: the weighted mistake of ``yhat`` on the true label ``y``."""
@@ -134,3 +153,18 @@ class DriftMonitor:
     @property
     def detections(self) -> int:
         return self.detector.detections
+
+    def to_state(self) -> dict[str, Any]:
+        return {**self.detector.to_state(), "policy": self.policy, "limit": self.limit, "resets": self.resets}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """The detector's state, and the policy (``none`` in a state written before policies)."""
+        policy, resets = str(state.get("policy", "none")), int(state.get("resets", 0))
+        limit = int(state.get("limit", 0))
+        if policy not in POLICIES or resets < 0 or limit < 0:
+            raise ValueError(f"drift policy state out of range: {policy!r}, {limit}, {resets}")
+        self.detector.load_state(state)
+        self.policy, self.limit, self.resets = policy, limit, resets
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.detector.describe(), "on_drift": self.policy, "resets": self.resets}

@@ -9,7 +9,8 @@ Three input forms, chosen by the model's schema:
   name). A closed schema (``feature_names`` only) refuses other names and also takes a dense
   list in ``feature_names`` order.
 
-The vector is L2-normalised (``normalize: "l2"``; a zero vector stays zero) before it is
+The vector is L2-normalised (``normalize: "l2"``, or ``"auto"`` for a learner other than the
+``eta="auto"`` ensemble, which normalises for its members; a zero vector stays zero) before it is
 scored and stored, so a replay reads exactly what was scored.
 
 **Presence.** For most learners an explicit 0 and an absent feature are the same thing, and the
@@ -133,6 +134,11 @@ class FeatureSpace:
                     field, 'must be a list of numbers or {"indices": [...], "values": [...]} for this model'
                 )
             x: Any = (np.asarray(features["indices"], dtype=np.int64), np.asarray(features["values"]))
+            if x[0].size > 1 and not bool(np.all(x[0][1:] > x[0][:-1])):
+                raise FeatureError(
+                    f"{field}.indices", "must be strictly increasing (sorted, each index once); got "
+                    f"{features['indices'][:20]!r}"
+                )
         elif isinstance(features, list | tuple):
             x = np.asarray(features, dtype=np.float64)
         else:
@@ -182,7 +188,7 @@ class FeatureSpace:
 
     def _normalised(self, vector: SparseVector) -> SparseVector:
         idx, val = vector
-        if self.config.normalize == "l2":
+        if self.config.request_normalize == "l2":
             val = unit_l2(val)
         return idx, val
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from .learners import ALGORITHMS, DEFAULT_GRID, NONLINEAR_MAX_FEATURES, OnlineLearner, create
 from .learners.covariance import DEFAULT_MEMORY_BUDGET
 from .learners.nonlinear import MAP_LEARNERS, MAX_COMPONENTS, mapped_dimension
+from .learners.roster import FOREST_MAX_FEATURES, STANDARD_MAX_FEATURES, families_for, forests_for, forms_for
 from .measures import complement
 
 if TYPE_CHECKING:
@@ -40,10 +41,17 @@ FeatureName = Annotated[str, Field(min_length=1, max_length=256)]
 BATCHED_TUNABLES = ("lda_weight", "lam", "sketch_fraction", "batch_size", "eq17", "sketch_rows")
 
 ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
-    # OLI2DS (../shared/docs/algorithms-round2.md §2): the code's C, and no L2 scaling, which over a changing
+    # OLI2DS (docs/learners.md §9): the code's C, and no L2 scaling, which over a changing
     # present set would rescale the features that stay. The intercept stays (unlike the code): without
     # it the cost cannot move the threshold on centred data (python -m bench.incomplete_streams).
     "oli2ds": {"C": 0.01, "normalize": "none"},
+    # SDROGD and Pegasos in the service step on every label (``batch_size`` 1: the paper's mini-batch
+    # of 60 left a model at w = 0 for its first 60 labels, 3 steps in 200), and Pegasos with
+    # lam = 0.1 (lam = 1 bounds ||w|| by 1 and its step 1/(lam t) averages the hinge gradients into
+    # a class-centroid rule). Over the first 200 labels of australian (seed 0): weighted sum
+    # 0.605 -> 0.831 (sdrogd), 0.582 -> 0.796 (pegasos); the other algorithms 0.75-0.85. The
+    # paper's protocol passes its own batch_size and lam.
+    "pegasos": {"lam": 0.1},
 }
 """Defaults that differ by algorithm, for fields the client did not give."""
 OLI2DS_FIELDS = ("theta", "statistics", "cost_in", "zero_is_missing", "sparsity", "lambda_s", "B")
@@ -163,13 +171,23 @@ class ModelConfig(BaseModel):
     eta_grid: list[PositiveFloat] = Field(
         default_factory=lambda: list(DEFAULT_GRID), min_length=1, max_length=12
     )
-    selection: Literal["leader", "window"] = "leader"
+    selection: Literal["hedge", "leader", "window"] = Field(
+        "hedge",
+        description='eta="auto": how the members make one prediction. hedge: a Fixed-Share vote weighted by '
+        "each member's class-balanced (sum) or cost-weighted (cost) mistakes; leader: the member with "
+        "the best objective so far; window: the same over the last selection_window labels",
+    )
     selection_window: int = Field(1000, ge=1, le=100_000)
     gamma: PositiveFloat = 1.0
     sketch_size: int = Field(5, ge=1, le=64)
     C: PositiveFloat = 1.0
     r: PositiveFloat = 1.0
-    normalize: Literal["l2", "none"] = "l2"
+    normalize: Literal["auto", "l2", "none"] = Field(
+        "auto",
+        description='auto: the eta="auto" ensemble normalises for its members (per-example L2, and online '
+        f"per-feature standardisation for d <= {STANDARD_MAX_FEATURES}), any other learner reads x "
+        "scaled to unit L2 norm; l2: every example scaled to unit L2 norm; none: as sent",
+    )
     fit_intercept: bool = True
     intercept_value: Annotated[float, Field(allow_inf_nan=False)] = 1.0
     theta: PositiveFloat = Field(8.0, description="oli2ds: scale of every step (the code's theta)")
@@ -195,23 +213,24 @@ class ModelConfig(BaseModel):
         description="a nonlinear feature map under acog or acog-diag (default acog when the "
         "members' covariances over the mapped dimension fit the memory budget, else acog-diag)",
     )
-    auto_members: Literal["linear", "all"] = Field(
-        "linear",
-        description='eta="auto": "all" adds nonlinear members (ACOG-diag over the quadratic features, '
-        f"one per eta and loss) when the dimension is <= {NONLINEAR_MAX_FEATURES}",
+    auto_members: Literal["linear", "all", "auto"] = Field(
+        "auto",
+        description='eta="auto": "linear": ACOG members only; "all" adds ACOG-diag over the quadratic '
+        f"features (one member per eta and loss) when the dimension is <= {NONLINEAR_MAX_FEATURES}; "
+        f'"auto" adds the forest too when the dimension is <= {FOREST_MAX_FEATURES}',
     )
-    # --- SDROGD and Pegasos (algorithms-round2.md §1); eta is a learning rate, so the paper's eta
+    # --- SDROGD and Pegasos (docs/learners.md §8); eta is a learning rate, so the paper's eta
     # is lda_weight here. Both step with 1/t (Pegasos 1/(lam t)): eta does not apply to them. ---
     lda_weight: float = Field(
         0.3, ge=0, le=1, allow_inf_nan=False, description="sdrogd: weight of the within-class scatter"
     )
     lam: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
-        None, description="sdrogd, pegasos: the L2 weight lambda (default 0 for sdrogd, 1 for pegasos)"
+        None, description="sdrogd, pegasos: the L2 weight lambda (default 0 for sdrogd, 0.1 for pegasos)"
     )
     sketch_fraction: float = Field(
         0.1, gt=0, le=1, allow_inf_nan=False, description="sdrogd: sketch of l = ceil(f d) directions"
     )
-    batch_size: int = Field(60, ge=1, le=100_000, description="sdrogd, pegasos: labels per step")
+    batch_size: int = Field(1, ge=1, le=100_000, description="sdrogd, pegasos: labels per step (paper: 60)")
     eq17: Literal["expanded", "printed"] = "expanded"
     sketch_rows: Literal["all", "upper"] = "all"
     # --- end of SDROGD and Pegasos ---
@@ -264,6 +283,7 @@ class ModelConfig(BaseModel):
     @field_validator("auto_members")
     @classmethod
     def _members_or_map(cls, value: str, info: ValidationInfo) -> str:
+        """Runs when ``auto_members`` is given (pydantic does not validate a default)."""
         mapping = info.data.get("feature_map")
         if value != "linear" and mapping is not None and mapping.learner is not None:
             raise ValueError(f'"{value}" and a feature_map do not go together: choose one')
@@ -294,6 +314,29 @@ class ModelConfig(BaseModel):
         return (len(self.eta_grid) if self.eta == "auto" else 1) * (2 if self.loss == "auto" else 1)
 
     @property
+    def ensemble(self) -> bool:
+        """Whether the learner is the ``eta="auto"`` (or ``loss="auto"``) ensemble."""
+        spec = ALGORITHMS[self.learner_name()].param_spec()
+        return "eta" in spec and "auto" in (self.eta, self.loss if "loss" in spec else None)
+
+    def member_algorithms(self) -> list[str]:
+        """The registered learners the ensemble's families add (the quadratic map, the forest), for
+        the warm-up (:func:`service.learners.warm_up`)."""
+        if not self.ensemble or self.eta != "auto" or self.mapped:
+            return []
+        names = [cls.algorithm for cls, _ in families_for(self.auto_members, self.dimension)]
+        forests = forests_for(self.auto_members, self.dimension, self.learner_params(), 2)
+        return names + [cls.algorithm for cls, _ in forests]
+
+    @property
+    def request_normalize(self) -> Literal["l2", "none"]:
+        """What the service applies to a request's vector: ``normalize``, with ``"auto"`` meaning
+        ``"none"`` for the ensemble (it normalises for its members) and ``"l2"`` otherwise."""
+        if self.normalize == "auto":
+            return "none" if self.ensemble and not self.mapped else "l2"
+        return self.normalize
+
+    @property
     def mapped(self) -> bool:
         """Whether a feature map (other than ``kind="none"``) is configured."""
         return self.feature_map is not None and self.feature_map.learner is not None
@@ -304,6 +347,8 @@ class ModelConfig(BaseModel):
         if self.algorithm is not None:
             return self.algorithm
         copies = self.members
+        if self.normalize == "auto" and not self.mapped and "auto" in (self.eta, self.loss):
+            copies *= len(forms_for("auto", self.dimension))  # the members run once per input form
         if self.feature_map is not None and self.mapped:
             dim = self.feature_map.dimension(self.dimension) + (1 if self.fit_intercept else 0)
             return "acog" if copies * dim * dim * 8 <= memory_budget else "acog-diag"
@@ -357,6 +402,8 @@ class ModelConfig(BaseModel):
         change of the memory budget must not change the learner of an existing model."""
         algorithm = self.resolved_algorithm(memory_budget)
         update: dict[str, Any] = {"algorithm": algorithm}
+        if self.mapped:  # a map is one learner: no members to add
+            update["auto_members"] = "linear"
         if self._sketch_size() != self.sketch_size:  # the default capped at a small dimension
             update["sketch_size"] = self._sketch_size()
         if "loss" in self._batched_params(algorithm):  # sdrogd, pegasos: the default loss is II
@@ -402,8 +449,10 @@ class ModelConfig(BaseModel):
             )
             if self.eta == "auto":
                 params["eta_grid"] = self.eta_grid
-                if self.auto_members != "linear":
+                if self.auto_members != "linear" and not self.mapped:
                     params["members"] = self.auto_members
+            if self.request_normalize == "none" and self.normalize == "auto":
+                params["inputs"] = list(forms_for("auto", self.dimension))
         return params
 
     def _sketch_size(self) -> int:

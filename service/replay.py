@@ -27,16 +27,20 @@ from .cli_options import (
     non_negative_int,
     positive_float,
     positive_int,
+    service_url,
 )
 from .client import AcogError, Client, RetryPolicy
 from .evaluation.loading import load_dataset
 from .replay_loop import replay, seeded_order
 
 RETRIES = 50
+REACH_SECONDS = 1.0
+"""How long nothing may answer at the URL (connection refused, no such host) before replay gives up;
+``--wait`` is for a service that answers but is not ready yet."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", help="the service, e.g. http://127.0.0.1:8000")
+    parser.add_argument("url", type=service_url, help="the service, e.g. http://127.0.0.1:8000")
     parser.add_argument("dataset", help="a data set name or file, as for `acog evaluate`")
     parser.add_argument("--model", default="default", help="model to send to (created if absent)")
     parser.add_argument(
@@ -55,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--api-key", default=os.environ.get("ACOG_API_KEY"), help="Bearer key (default: $ACOG_API_KEY)"
     )
     parser.add_argument(
-        "--datasets-dir", default=None, help="where the shared data sets live, as for `acog evaluate`"
+        "--datasets-dir", default=None, help="where the data set files live, as for `acog evaluate`"
     )
     parser.add_argument(
         "--wait", type=non_negative_float, default=60.0, help="seconds to wait for the service to be ready"
@@ -77,7 +81,7 @@ class DenseRows:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    data = load_dataset(args.dataset, args.datasets_dir)
+    data = load_dataset(args.dataset, args.datasets_dir, both_classes=False)
     limit = args.limit if args.limit is not None else data.n_samples
     retry = RetryPolicy(attempts=RETRIES, backoff=0.1, max_backoff=2.0, deadline=600.0)
     with Client(args.url, api_key=args.api_key, model=args.model, retry=retry) as client:
@@ -87,7 +91,25 @@ def run_replay(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
 
 
+def reach(url: str, seconds: float = REACH_SECONDS) -> None:
+    """Return once anything answers HTTP at ``url`` (``/healthz``, any status); :class:`UsageError`
+    if nothing does within ``seconds``: a dead port or host is refused at once, not after ``--wait``."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            httpx.get(url.rstrip("/") + "/healthz", timeout=max(0.2, seconds))
+            return
+        except httpx.TransportError as exc:
+            if time.monotonic() >= deadline:
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                raise UsageError(f"nothing answers at {url} ({reason}); is `acog serve` running?") from None
+        time.sleep(0.1)
+
+
 def _replay(client: Client, args: argparse.Namespace, data: Any, limit: int) -> int:
+    reach(args.url)
     client.wait_ready(args.wait)
     client.ensure_model(args.model, {"n_features": data.n_features})
     started = time.monotonic()

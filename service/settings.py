@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     checkpoint_every_events: int = Field(1000, ge=1)
     checkpoint_every_seconds: float = Field(30.0, gt=0)
     checkpoints_kept: int = Field(3, ge=1)
+    max_challengers: int = Field(2, ge=0, le=16)
+    """Challengers a model may have at once (each costs about one model per label and per prediction)."""
     log_retain_entries: int = Field(0, ge=0)
     """Log entries (labels) each model keeps behind its oldest retained checkpoint, to be replayed:
     at least the newest this many (0: none beyond the checkpoints). Costs about the bytes of one
@@ -81,12 +83,14 @@ class Settings(BaseSettings):
 
     # --- models -----------------------------------------------------------------------------
     default_model: dict[str, Any] | None = None
-    warm_up: Literal["all", "models"] = "all"
-    """Kernels compiled (or loaded from the disk cache) before ``/readyz`` says ready: ``all``, every
-    algorithm's, so that a model created later, of any algorithm, never waits for numba (a compile
-    on a cold kernel cache, once; a load from the cache afterwards); ``models``, only those of the
-    stored models and ``default_model`` (a model of another algorithm is compiled while it is created)."""
     """A model created at start-up when absent: a model config plus its ``name``."""
+    warm_up: Literal["all", "models"] = "models"
+    """Kernels compiled (or loaded from the disk cache) before ``/readyz`` says ready (the port
+    listens from the start, ``/healthz`` answers, ``/readyz`` says what is left): ``models``, only
+    those of the stored models and ``default_model``; a model of another algorithm is compiled
+    while it is created (``PUT /models/{name}`` answers once it is), never on the label path.
+    ``all``: every algorithm's, so that no model created later waits for numba (a compile on a
+    cold kernel cache, once; a load from the cache afterwards)."""
     memory_budget_bytes: int = Field(512 * 2**20, ge=2**20)
     """Upper bound on one model's covariance matrices (full ACOG, AROW)."""
 

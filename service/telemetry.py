@@ -24,6 +24,7 @@ Three kinds of series:
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -342,6 +343,12 @@ class ModelStateCollector(Collector):
         def gauge(name: str, doc: str, extra: tuple[str, ...] = ()) -> GaugeMetricFamily:
             return GaugeMetricFamily(name, doc, labels=["model", *extra])
 
+        def defined(family: GaugeMetricFamily, labels: list[str], value: float) -> None:
+            """A series only once its value is defined: a ratio over no labels yet (sensitivity
+            before the first positive, the weighted sum before one of each class) is absent, never NaN."""
+            if math.isfinite(value):
+                family.add_metric(labels, value)
+
         labels = CounterMetricFamily(
             "acog_labels", "Labels applied, by true class.", labels=["model", "class"]
         )
@@ -351,6 +358,24 @@ class ModelStateCollector(Collector):
         updates = CounterMetricFamily("acog_updates", "Learner updates applied.", labels=["model"])
         drift = CounterMetricFamily(
             "acog_drift", "Drifts the model's detector signalled on its online loss.", labels=["model"]
+        )
+        challenger_labels = CounterMetricFamily(
+            "acog_challenger_labels", "Labels a challenger learned.", labels=["model", "challenger"]
+        )
+        challenger_sum = gauge(
+            "acog_challenger_weighted_sum",
+            "A challenger's running weighted sum (prequential).",
+            ("challenger",),
+        )
+        challenger_cost = gauge(
+            "acog_challenger_weighted_cost",
+            "A challenger's running weighted cost (prequential).",
+            ("challenger",),
+        )
+        challenger_agreement = gauge(
+            "acog_challenger_agreement",
+            "Share of this process's predictions a challenger, scoring in shadow, labelled as the model did.",
+            ("challenger",),
         )
         weighted_sum = gauge("acog_weighted_sum", "Running weighted sum of sensitivity and specificity.")
         weighted_cost = gauge("acog_weighted_cost", "Running weighted misclassification cost.")
@@ -382,28 +407,37 @@ class ModelStateCollector(Collector):
             mistakes.add_metric([name, "negative"], m.m_n)
             updates.add_metric([name], view.updates)
             drift.add_metric([name], view.drift_detections)
-            weighted_sum.add_metric([name], m.weighted_sum)
-            weighted_cost.add_metric([name], m.weighted_cost)
-            sensitivity.add_metric([name], m.sensitivity)
-            specificity.add_metric([name], m.specificity)
-            rho.add_metric([name], view.rho)
-            rho_estimate.add_metric([name], view.rho_estimate)
-            version.add_metric([name], view.version)
-            pending.add_metric([name], view.pending_predictions or 0)
-            age.add_metric([name], view.checkpoint_age_seconds)
-            eta.add_metric([name], view.eta)
-            writer.add_metric([name], 1.0 if view.checkpoint_writer else 0.0)
-            registered.add_metric([name], view.features_registered)
+            for c in view.challengers:
+                challenger_labels.add_metric([name, c.name], c.labels)
+                defined(challenger_sum, [name, c.name], c.weighted_sum)
+                defined(challenger_cost, [name, c.name], c.weighted_cost)
+                defined(challenger_agreement, [name, c.name], c.agreement)
+            defined(weighted_sum, [name], m.weighted_sum)
+            defined(weighted_cost, [name], m.weighted_cost)
+            defined(sensitivity, [name], m.sensitivity)
+            defined(specificity, [name], m.specificity)
+            defined(rho, [name], view.rho)
+            defined(rho_estimate, [name], view.rho_estimate)
+            defined(version, [name], view.version)
+            defined(pending, [name], view.pending_predictions or 0)
+            defined(age, [name], view.checkpoint_age_seconds)
+            defined(eta, [name], view.eta)
+            defined(writer, [name], 1.0 if view.checkpoint_writer else 0.0)
+            defined(registered, [name], view.features_registered)
             size = str(view.window_size)
-            w_sum.add_metric([name, size], w.weighted_sum)
-            w_cost.add_metric([name, size], w.weighted_cost)
-            w_sens.add_metric([name, size], w.sensitivity)
-            w_spec.add_metric([name, size], w.specificity)
+            defined(w_sum, [name, size], w.weighted_sum)
+            defined(w_cost, [name, size], w.weighted_cost)
+            defined(w_sens, [name, size], w.sensitivity)
+            defined(w_spec, [name, size], w.specificity)
         yield from (
             labels,
             mistakes,
             updates,
             drift,
+            challenger_labels,
+            challenger_sum,
+            challenger_cost,
+            challenger_agreement,
             weighted_sum,
             weighted_cost,
             sensitivity,

@@ -7,6 +7,15 @@ from . import jit_cache
 
 jit_cache.configure()
 
-from .api import create_app  # noqa: E402  (the cache must be configured first)
+from fastapi import FastAPI  # noqa: E402
+
+from .api import create_app as create_service_app  # noqa: E402  (the cache must be configured first)
+
+
+def create_app() -> FastAPI:
+    """A worker's app: it accepts connections from the shared socket only once it is ready, so a
+    request never lands on a worker that is still starting while another one serves."""
+    return create_service_app(listen_while_starting=False)
+
 
 __all__ = ["create_app"]

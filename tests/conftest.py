@@ -1,8 +1,18 @@
-"""Shared fixtures: a real Redis (never a fake) and the shared benchmark data sets; the kernel cache."""
+"""Shared fixtures: a real Redis (never a fake) of the session's own, the data sets; the kernel cache.
+
+Redis: the session starts its own ``redis-server`` on a free loopback port (once, on first use) and
+stops it at the end; a server the user runs is touched only when ``ACOG_TEST_REDIS_URL`` names it.
+
+Data sets: read from ``$ACOG_DATASETS_DIR`` (a mirror), else from the download cache that
+``acog datasets fetch`` fills. When a file is missing, the session stops at once with one line
+saying how to get it: the data are part of the test environment, and a run without them must not
+pass by skipping.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,13 +25,40 @@ from service import jit_cache
 # imports service.learners (numba fixes a kernel's cache location when it is decorated).
 jit_cache.configure()
 
-REDIS_URL = os.environ.get("ACOG_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+from service.evaluation.datasets.fetch import DATASETS_ENV, HOW, cache_dir, missing_files  # noqa: E402
+from service.evaluation.datasets.sources import FILES  # noqa: E402
 
-START_REDIS = (
-    'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" '
-    "--appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log"
-)
+from .support.private_redis import REDIS_SERVER, PrivateRedis  # noqa: E402
+
+REDIS_ENV = "ACOG_TEST_REDIS_URL"
+"""Names a Redis server (and database) for the tests instead of a server of their own; it is flushed."""
+
+# Development worktrees sit beside a mirror of the data sets; a clone elsewhere has none, and uses
+# $ACOG_DATASETS_DIR or the download cache.
+_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def _datasets_dir() -> Path:
+    if os.environ.get(DATASETS_ENV):
+        return Path(os.environ[DATASETS_ENV])
+    if not missing_files(FILES, cache_dir()) or not _BESIDE.is_dir():
+        return cache_dir()
+    os.environ[DATASETS_ENV] = str(_BESIDE)  # services and examples the tests start read it too
+    return _BESIDE
+
+
+DATASETS = _datasets_dir()
+"""The directory the tests read the data sets from."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Stop before collecting anything, in one line saying how, when a data set file is absent."""
+    absent = missing_files(FILES, DATASETS) if DATASETS.is_dir() else list(FILES)
+    if absent:
+        raise pytest.UsageError(
+            f"the tests need the data sets: {len(absent)} file(s) absent from {DATASETS} "
+            f"(e.g. {absent[0]}); {HOW}"
+        )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -35,20 +72,34 @@ def kernel_cache() -> None:
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> str:
-    """The URL of the test Redis database; fails (never skips) when it is down."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        client.ping()
-    except redis.exceptions.ConnectionError as exc:
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of the test Redis database: ``$ACOG_TEST_REDIS_URL`` if set (it must answer), else a
+    ``redis-server`` this session starts on a free loopback port. Fails (never skips) without one."""
+    named = os.environ.get(REDIS_ENV)
+    if named:
+        client = redis.Redis.from_url(named, socket_connect_timeout=2)
+        try:
+            client.ping()
+        except redis.exceptions.ConnectionError as exc:
+            pytest.fail(
+                f"{REDIS_ENV}={named} does not answer ({exc}); unset it to use a server of the tests' own",
+                pytrace=False,
+            )
+        finally:
+            client.close()
+        yield named
+        return
+    if not shutil.which(REDIS_SERVER):
         pytest.fail(
-            f"Redis at {REDIS_URL} is not reachable ({exc}). Start it with:\n  {START_REDIS}\n"
-            "or point ACOG_TEST_REDIS_URL at another server.",
+            f"{REDIS_SERVER} not found: install Redis (Debian package redis-server) or set {REDIS_ENV}",
             pytrace=False,
         )
+    server = PrivateRedis(tmp_path_factory.mktemp("session-redis"), appendonly=False)
+    server.start()
+    try:
+        yield server.url
     finally:
-        client.close()
-    return REDIS_URL
+        server.terminate()
 
 
 @pytest.fixture
@@ -62,11 +113,9 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
 
 
 def dataset_path(*parts: str) -> Path:
-    """Path of a file under ``../shared/datasets``; fails (never skips) the test when it is absent:
-    the data is part of the test environment, and CI without it must not pass."""
+    """Path of a data set file under :data:`DATASETS`; fails (never skips) the test when it is absent:
+    the data is part of the test environment, and a run without it must not pass."""
     path = DATASETS.joinpath(*parts)
     if not path.exists():
-        pytest.fail(
-            f"shared data set {path} is absent (expected ../shared/datasets beside the repo)", pytrace=False
-        )
+        pytest.fail(f"data set file {path} is absent; {HOW}", pytrace=False)
     return path

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def acog(*argv: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k == "ACOG_JIT_CACHE_DIR"}
+    kept = ("ACOG_JIT_CACHE_DIR", "ACOG_DATASETS_DIR")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k in kept}
     return subprocess.run(
         [str(ACOG), *argv],
         env={**clean, **(env or {})},
@@ -69,13 +70,47 @@ def assert_one_line_refusal(result: subprocess.CompletedProcess[str], *words: st
         (["replay", "http://127.0.0.1:9", "german", "--limit", "0"], ["--limit"]),
         (["replay", "http://127.0.0.1:9", "german", "--rate", "0"], ["--rate"]),
         (["replay", "http://127.0.0.1:9", "german", "--delay", "-1"], ["--delay"]),
-        (["replay", "http://127.0.0.1:9", "german", "--wait", "0.2"], ["not ready"]),
+        (["replay", "http://127.0.0.1:9", "german", "--wait", "60"], ["nothing answers at", "refused"]),
+        (["replay", "127.0.0.1:8000", "german"], ["argument url", "not an http:// or https:// URL"]),
+        (["replay", "not a url", "german"], ["argument url", "'not a url'"]),
+        (["replay", "http://127.0.0.1:99999", "german"], ["argument url", "out of range"]),
         (["warm-up", "--algorithms", "acog,nope"], ["--algorithms", "unknown algorithm 'nope'"]),
         (["no-such-command"], ["invalid choice"]),
     ],
 )
 def test_a_users_mistake_is_one_line_and_exit_code_2(argv: list[str], words: list[str]) -> None:
     assert_one_line_refusal(acog(*argv), *words)
+
+
+def test_replay_refuses_a_dead_port_without_waiting_for_readiness() -> None:
+    started = time.monotonic()
+    result = acog("replay", f"http://127.0.0.1:{free_port()}", "german", "--wait", "60")
+    assert_one_line_refusal(result, "nothing answers at")
+    assert time.monotonic() - started < 20  # not the 60 s --wait: the probe gives up after about 1 s
+
+
+def data_file(directory: Path, name: str, content: bytes) -> str:
+    path = directory / name
+    path.write_bytes(content)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "words"),
+    [
+        ("empty.svm", b"", ["holds no examples"]),
+        ("blank.svm", b"\n\n", ["holds no examples"]),
+        ("corrupt.mat", b"MATLAB 5.0 MAT-file" + bytes(range(256)) * 4, ["corrupt.mat"]),
+        ("truncated.mat", b"", ["truncated.mat", "appears to be truncated"]),
+        ("one-class.svm", b"1 1:1\n1 2:0.5\n1 1:2 2:1\n", ["all 3 labels are +1", "both classes"]),
+        ("negatives.svm", b"-1 1:1\n-1 2:0.5\n", ["all 2 labels are -1"]),
+    ],
+)
+def test_a_bad_data_file_is_one_line_and_exit_code_2(
+    tmp_path: Path, name: str, content: bytes, words: list[str]
+) -> None:
+    path = data_file(tmp_path, name, content)
+    assert_one_line_refusal(acog("evaluate", path), *words)
 
 
 @pytest.mark.parametrize(
@@ -171,7 +206,7 @@ def test_serve_with_workers_warms_the_kernel_cache_once_and_the_workers_load_it(
     redis.Redis.from_url(redis_url).flushdb()
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACOG_") or k == "ACOG_JIT_CACHE_DIR"}
-    env |= {"ACOG_REDIS_URL": redis_url, "ACOG_DATA_DIR": str(tmp_path / "data")}
+    env |= {"ACOG_REDIS_URL": redis_url, "ACOG_DATA_DIR": str(tmp_path / "data"), "ACOG_WARM_UP": "all"}
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -1,6 +1,6 @@
-"""A fresh install answers at once: with an empty kernel cache, the service compiles every kernel
-before ``/readyz`` says ready, so the first requests after that, to models of every algorithm
-created at run time, neither compile anything nor wait.
+"""A fresh install answers at once: with an empty kernel cache and ``ACOG_WARM_UP=all``, the
+service compiles every kernel before ``/readyz`` says ready, so the first requests after that, to
+models of every algorithm created at run time, neither compile anything nor wait.
 
 One real server (``acog serve``) on the test Redis, its kernel cache pointed at an empty
 directory (``ACOG_JIT_CACHE_DIR``); slow: the cold compile takes one to three minutes.
@@ -40,6 +40,7 @@ def test_the_first_requests_after_a_cold_start_are_fast(redis_url: str, tmp_path
     env = {
         "ACOG_REDIS_URL": redis_url,
         "ACOG_JIT_CACHE_DIR": str(cache),
+        "ACOG_WARM_UP": "all",
         "ACOG_DEFAULT_MODEL": f'{{"name": "default", "n_features": {N_FEATURES}}}',  # eta, loss "auto"
     }
     service = ServiceProcess(tmp_path, env)

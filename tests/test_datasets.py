@@ -56,7 +56,7 @@ def _assert_canonical(ds: Dataset) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The shared data sets: figures from shared/datasets/README.md
+# The registered data sets: figures from their sources (service/evaluation/datasets/sources.py)
 
 
 @pytest.mark.parametrize(

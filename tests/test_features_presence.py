@@ -52,7 +52,7 @@ def test_only_oli2ds_declares_presence() -> None:
 @settings(max_examples=25, deadline=None)
 @given(stream=st.lists(named, min_size=1, max_size=8))
 def test_named_input_of_other_learners_is_unchanged(algorithm: str | None, stream: list) -> None:
-    space = FeatureSpace(ModelConfig(algorithm=algorithm, max_features=6))
+    space = FeatureSpace(ModelConfig(algorithm=algorithm, max_features=6, normalize="l2"))
     registry: dict[str, int] = {}
     for features in stream:
         names = tuple(sorted(features))

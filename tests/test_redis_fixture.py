@@ -1,6 +1,15 @@
-"""The test suite talks to a real Redis server, on its own database."""
+"""The test suite talks to a real Redis server: its own, unless ``ACOG_TEST_REDIS_URL`` names another."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import redis
+
+REPO = Path(__file__).resolve().parents[1]
+RECORD = "ACOG_TEST_RECORD_REDIS"
+"""Set by the test below for a nested session: where the round-trip test writes the server it used."""
 
 
 def test_real_redis_roundtrip(redis_client: redis.Redis) -> None:
@@ -8,8 +17,26 @@ def test_real_redis_roundtrip(redis_client: redis.Redis) -> None:
     assert redis_client.get("acog:test:key") == b"value"
     info = redis_client.info("server")
     assert "redis_version" in info  # a real server answers INFO, a mock would not
+    if os.environ.get(RECORD):
+        Path(os.environ[RECORD]).write_text(f"{info['tcp_port']} {info['process_id']}")
 
 
 def test_flushes_only_its_own_database(redis_client: redis.Redis, redis_url: str) -> None:
     db = redis_client.connection_pool.connection_kwargs.get("db")
     assert db == int(redis_url.rsplit("/", 1)[1])
+
+
+ROUNDTRIP = test_real_redis_roundtrip.__name__
+
+
+def test_without_a_named_server_the_session_uses_one_of_its_own_and_stops_it(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ACOG_TEST_REDIS_URL"}
+    record = tmp_path / "server"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{__file__}::{ROUNDTRIP}"],
+        capture_output=True, text=True, timeout=300, cwd=REPO, env=env | {RECORD: str(record)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    port, pid = (int(v) for v in record.read_text().split())
+    assert port != 6379  # never the user's server on the default port
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()

@@ -6,7 +6,7 @@ seconds. They parse the report, never regenerate it:
 - every data set of the report has its section, tables and "Misses explained";
 - every command it prints parses with the real ``acog evaluate`` / bench parsers;
 - every verdict follows the rule stated at the top, from the printed numbers alone;
-- the paper column is ../shared/docs/paper-results.md, verbatim;
+- the paper column is docs/paper-figures.md, verbatim;
 - the german rows the acceptance test pins (tests/learners/test_german_reproduction.py)
   are "equal" in the report with the very same digits;
 - a few cheap rows, re-run now with the report's own commands and picked settings, print
@@ -109,7 +109,7 @@ def test_every_verdict_follows_the_stated_rule() -> None:
 def test_the_paper_column_is_paper_results_md() -> None:
     path = PAPER_RESULTS
     if not path.exists():
-        pytest.fail(f"{path} is absent (expected ../shared/docs beside the repo)", pytrace=False)
+        pytest.fail(f"{path} is absent", pytrace=False)
     paper, unlabeled = paper_rows(path.read_text())
     assert len(unlabeled) == 12  # the headerless table, left out of the comparison
     for name, body in sections().items():

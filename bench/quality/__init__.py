@@ -2,10 +2,10 @@
 
     .venv/bin/python -m bench.quality                       # every data set; writes docs/benchmarks.md
     .venv/bin/python -m bench.quality path/to/file.svm      # any LIBSVM file (prints only)
-    .venv/bin/python -m bench.quality --study               # the defaults study (issue 9), ours only
+    .venv/bin/python -m bench.quality --study               # the defaults study, ours only
     .venv/bin/python -m bench.quality --render-only         # rewrite the section from the JSON cache
 
-Protocol, the same for every system (``../shared/docs/algorithms.md`` section 7):
+Protocol, the same for every system (``docs/learners.md`` section 7):
 
 - the data set's rows in seeded permutations (``numpy.random.default_rng(0)``, the first
   ``--permutations`` it draws; ``--small-permutations`` for data sets of at most

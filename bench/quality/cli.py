@@ -48,10 +48,26 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument(
         "--only", default=None,
-        help="comma-separated system keys (service:defaults,...): run these rows only (no report)",
+        help="comma-separated system keys (service:defaults,...): run these rows only, kept in the cache "
+        "with its other rows (no report; --render-only writes it)",
     )  # fmt: skip
-    p.add_argument("--study", action="store_true", help="the defaults study (issue 9) instead")
+    p.add_argument("--study", action="store_true", help="the defaults study instead")
     return p
+
+
+def merged(path: Path, result: dict[str, object]) -> dict[str, object]:
+    """``result``'s rows over those cached in ``path`` for the same data set, else ``result``. The
+    orders are prefixes of one seeded sequence, so rows run on fewer orders share the first ones;
+    each row keeps its own per-order counts."""
+    if not path.exists():
+        return result
+    cached = json.loads(path.read_text())
+    if cached.get("n") != result["n"] or cached.get("d") != result["d"]:
+        return result
+    records = {**cached["records"], **result["records"]}  # type: ignore[dict-item]
+    seconds = float(cached.get("seconds", 0.0)) + float(result["seconds"])  # type: ignore[arg-type]
+    permutations = max(int(cached["permutations"]), int(result["permutations"]))  # type: ignore[call-overload]
+    return {**cached, **result, "records": records, "seconds": seconds, "permutations": permutations}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"{name}: {stream.n} x {stream.d}, {len(stream.orders)} orders")
         result = run_dataset(stream, chosen, args, log)
         result["set"] = set_of(name)
+        if args.only is not None:  # the other rows of the cache stay (same orders only)
+            result = merged(path, result)
         path.write_text(json.dumps(result))
         results.append(result)
     total = sum(r["seconds"] for r in results) if args.render_only else time.perf_counter() - started

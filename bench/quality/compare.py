@@ -21,6 +21,12 @@ def per_order(rec: dict[str, Any], metric: str, n: int) -> np.ndarray:
     return np.asarray(1000.0 * (C_P * m_p + (1.0 - C_P) * m_n) / n)
 
 
+def paired(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a - b`` over the orders both ran (the first ones: orders are prefixes of one sequence)."""
+    k = min(len(a), len(b))
+    return np.asarray(a[:k] - b[:k])
+
+
 def spread(values: np.ndarray) -> float:
     """Sample standard deviation (0 for a single value)."""
     return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
@@ -43,8 +49,9 @@ def compare_lines(results: Sequence[dict[str, Any]], keys: Sequence[str]) -> lis
             totals[key].append((s.per1000, c.per1000))
             diff = ""
             if key != base:
-                ds = per_order(rec[key], "sum", n) - per_order(rec[base], "sum", n)
-                dc = per_order(rec[key], "cost", n) - per_order(rec[base], "cost", n)
+                ds, dc = (
+                    paired(per_order(rec[key], m, n), per_order(rec[base], m, n)) for m in ("sum", "cost")
+                )
                 diff = f"{ds.mean():+.2f} ± {spread(ds):.2f} | {dc.mean():+.2f} ± {spread(dc):.2f}"
             else:
                 diff = "— | —"

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PAPER_RESULTS = REPO.parent / "shared" / "docs" / "paper-results.md"
+PAPER_RESULTS = REPO / "docs" / "paper-figures.md"
 
 PAPER_TABLE_OF = {
     "a9a": "a9a",

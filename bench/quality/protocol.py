@@ -38,12 +38,14 @@ OBJECTIVE = Objective(ALPHA_P, C_P)
 
 @dataclass(frozen=True)
 class Stream:
-    """A data set ready to stream: L2-normalised rows, ±1 labels and the row orders to use."""
+    """A data set ready to stream: L2-normalised rows, ±1 labels and the row orders to use; ``raw``
+    holds the rows as loaded, for the systems that normalise by themselves."""
 
     name: str
     X: sp.csr_matrix
     y: np.ndarray
     orders: np.ndarray
+    raw: sp.csr_matrix
 
     @property
     def n(self) -> int:
@@ -67,7 +69,8 @@ def set_of(name: str) -> str:
 def make_stream(data: Dataset, permutations: int, seed: int = SEED) -> Stream:
     rng = np.random.default_rng(seed)
     orders = np.stack([rng.permutation(data.n_samples) for _ in range(permutations)])
-    return Stream(data.name, l2_normalize(data.X), np.asarray(data.y, dtype=np.int64), orders)
+    raw = sp.csr_matrix(data.X, dtype=np.float64)
+    return Stream(data.name, l2_normalize(raw), np.asarray(data.y, dtype=np.int64), orders, raw)
 
 
 def load_stream(name: str, args: argparse.Namespace) -> Stream:

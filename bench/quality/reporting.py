@@ -1,4 +1,4 @@
-"""The *reporting* set: public streams used for no choice in this project (issue 20).
+"""The *reporting* set: public streams used for no choice in this project.
 
 The nine streams of :data:`bench.quality.protocol.TUNING` chose the defaults (the eta grid,
 ``loss="auto"``, the selection rule, the nonlinear members): claims made on them are in-sample.
@@ -6,7 +6,7 @@ The streams here were added after those choices and must never be used to make o
 quality section reports them apart.
 
 Every stream is built from data a package already ships (scikit-learn, river), from a file in
-``../shared/datasets`` that the quality study never read (``wdbc``, ``credit-a``), or from a
+the data set registry that the quality study never read (``wdbc``, ``credit-a``), or from a
 scikit-learn generator with a fixed seed. Rules fixed before any result was seen:
 
 - one class against the rest takes the *first* class in the source's sorted order;

@@ -52,12 +52,21 @@ def run_dataset(
         t0 = time.perf_counter()
         per_metric = {m: Record() for m in METRICS}
         try:
-            system.predict(stream.X[:2], stream.y[:2], stream, "sum")
+            system.predict((stream.raw if system.raw else stream.X)[:2], stream.y[:2], stream, "sum")
         except InvalidParameter as exc:  # cannot be built for this d: no row for this data set
             log(f"  {stream.name}: {system.key} skipped ({exc})")
             continue
         for order in stream.orders[:n_orders]:
-            X, y = stream.X[order], stream.y[order]
+            X, y = (stream.raw if system.raw else stream.X)[order], stream.y[order]
+            if system.passes:  # one call gives every measure's predictions
+                t = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    both = system.predict(X, y, stream, "both")
+                elapsed = (time.perf_counter() - t) / system.passes
+                for metric in METRICS:
+                    per_metric[metric].add(y, both[metric], elapsed)
+                continue
             for metric in METRICS:
                 if system.metric_free and metric == "cost":
                     continue

@@ -65,7 +65,7 @@ SET_TEXT = {
 
 
 def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
-    """Per set (tuning, reporting): the summary table, issue 9's target and issue 20's goal."""
+    """Per set (tuning, reporting): the summary table, the first defaults' target and the goal."""
     lines: list[str] = []
     for key, (title, text) in SET_TEXT.items():
         chosen = [r for r in results if result_set(r) == key]
@@ -80,24 +80,33 @@ def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
             "",
             *summary_table(rows),
             "",
-            f"Issue 9 target ({title.lower()}):",
+            f"Target of the first defaults ({title.lower()}): ahead of every peer",
             "",
             *target_lines(chosen, rows),
             "",
-            f"Issue 20 goal ({title.lower()}, peers in the same run):",
+            f"Goal ({title.lower()}, peers in the same run):",
             "",
             *goal_lines(chosen, rows),
             "",
         ]
-        opt_in = goal_lines(chosen, rows, "service:defaults-all")
-        if opt_in:
+        earlier = goal_lines(chosen, rows, "service:defaults-l2-linear")
+        if earlier:
             lines += [
-                'The same goal for `auto_members: "all"` (opt-in: nonlinear members for d <= 32):',
+                "The same goal for the earlier defaults (linear members over L2-normalised input, "
+                '`auto_members: "linear", normalize: "l2"`):',
                 "",
-                *opt_in,
+                *earlier,
                 "",
             ]
     return lines
+
+
+def combiner_lines(results_dir: Path) -> list[str]:
+    """The combiner study's table (``python -m bench.quality.combiners --table``), when it was run."""
+    path = results_dir / "combiners.md"
+    if not path.exists():
+        return []
+    return ["### How the members combine (tuning set)", "", path.read_text().rstrip("\n"), ""]
 
 
 def render(
@@ -123,17 +132,21 @@ def render(
         "no weight. Hindsight rows pick eta from 1e-5..1e5 by the best mean per data set and measure, "
         "so they are not online; the paper's printed figures used other permutations.",
         "",
-        "Nonlinear rows (issue 20): `quadratic`, `fogd` and `nogd` are registered learners (OGD over "
+        "The `defaults` row is what a client gets: the ensemble over linear ACOG, ACOG-diag over the "
+        "quadratic features (d <= 32) and the Aggregated Mondrian Forest (d <= 64), each member once "
+        "over per-example L2 and (d <= 64) once over online standardisation, the ensemble reading the "
+        "raw rows and normalising for its members, combined by the Fixed-Share vote; the other "
+        "`defaults, ...` rows narrow it, and *linear members over L2 input* is the earlier default. "
+        "Nonlinear rows: `quadratic`, `fogd` and `nogd` are registered learners (OGD over "
         "the mapped features, eta and loss auto), opt-in with `algorithm`; the *ACOG over ...* rows "
         "run ACOG-diag or ACOG over the map (ModelConfig `feature_map`, or the learner's `update` "
-        "parameter). The `defaults` row is the linear-only default on every d. The *auto_members all* "
-        "row is the opt-in online selection across linear and nonlinear members (for d <= 32 the "
-        "ten linear ACOG members and ten ACOG-diag members over the quadratic features; the linear "
-        "ensemble, bit for bit, above). It stays opt-in, a decision read on the tuning set only "
-        "(its rows there; paired per order with `python -m bench.quality --set tuning --only "
-        "service:defaults,service:defaults-all`): its gain there comes from one data set (ijcnn1) "
-        "while three others lose a little, and it costs more per label (the ensemble-cost "
-        "section). Rows a learner cannot be built for on some data "
+        "parameter); those single-family rows read L2-normalised rows. Peers marked *(std)* read the "
+        "raw rows through river's online `StandardScaler` (no per-example normalisation) and predict "
+        "positive when P(+|x) >= the running Laplace prior of positives (t_p + 1)/(t_p + t_n + 2) for "
+        "sum and >= c_n/(c_p + c_n) = 0.1 for cost; *VW -q on standardised features* weighs positives "
+        "by the running Laplace rho for sum and 9 for cost (`bench/peers_scaled.py`). A row run on "
+        "fewer orders than the data set's (the slow peers on the tuning set) averages the first ones. "
+        "Rows a learner cannot be built for on some data "
         "set (quadratic for d > 64, a sketch larger than d) are left out of the means. Hindsight rows "
         "appear only when the run included them (`--no-hindsight` leaves them out).",
         "",
@@ -147,6 +160,7 @@ def render(
         "",
     ]
     if results_dir is not None:
+        lines += combiner_lines(results_dir)
         lines += study_lines(results_dir)
     lines += ["### Per data set", ""]
     for result in results:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from bench.quality.protocol import ALPHA_P, C_P
-from service.learners.ensemble import best_member, objective_values
+from service.learners.selection import best_member, objective_values
 
 
 def member_steps(P: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The defaults study (issue 9): which configuration should eta="auto" and the service use?
+"""The defaults study: which configuration should eta="auto" and the service use?
 
 The members of an eta grid are independent learners, so each configuration's members are
 run once per order and measure over a wide grid, and every selection rule and sub-grid is

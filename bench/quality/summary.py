@@ -1,4 +1,5 @@
-"""The summary over data sets (mean measures and ranks) and issue 9's target, met or missed."""
+"""The summary over data sets (mean measures and ranks), the first defaults' target and the goal, met
+or missed."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def target_lines(results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Issue 9's target: ahead of every peer on mean sum and mean cost; within 1 point of the
+    """The first defaults' target: ahead of every peer on mean sum and mean cost; within 1 point of the
     hindsight-tuned eta on sum."""
     by = {r["key"]: r for r in rows}
     d = by.get("service:defaults")
@@ -106,7 +107,7 @@ STREAM_SLACK = 0.5
 def goal_lines(
     results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], key: str = "service:defaults"
 ) -> list[str]:
-    """Issue 20's goal for row ``key`` (the defaults), met or missed with the figures: mean sum >=
+    """The goal for row ``key`` (the defaults), met or missed with the figures: mean sum >=
     best peer + 2 points; mean cost/1000 <= 0.85 x the best peer's; no data set more than 0.5 points
     of sum behind the best peer on that data set; its cost per label next to the peers'."""
     by = {r["key"]: r for r in rows}
@@ -116,6 +117,7 @@ def goal_lines(
         return []
     best_sum = max(peers, key=lambda r: r["sum"])
     best_cost = min(peers, key=lambda r: r["cost1000"])
+    names = labels_of()
     gap = d["sum"] - best_sum["sum"]
     ratio = d["cost1000"] / best_cost["cost1000"]
     behind = []
@@ -123,13 +125,13 @@ def goal_lines(
         cells = dataset_cells(result)
         peer_sums = [(v["sum"][0].value, k) for k, v in cells.items() if k.startswith("peer:")]
         top, peer = max(peer_sums)
-        behind.append((cells[key]["sum"][0].value - top, result["name"], by[peer]["label"]))
+        behind.append((cells[key]["sum"][0].value - top, result["name"], names.get(peer, (peer, ""))[0]))
     late = [b for b in behind if b[0] < -STREAM_SLACK]
     worst = min(behind)
     fastest = min(peers, key=lambda r: r["us_label"])
     peer_costs = ", ".join(f"{r['label']} {r['us_label']:.1f}" for r in peers)
     name = "defaults" if key == "service:defaults" else d["label"]
-    return [
+    return [  # noqa: RUF005
         f"- Mean sum >= best peer + {SUM_MARGIN:g}: {name} {d['sum']:.2f} % vs {best_sum['label']} "
         f"{best_sum['sum']:.2f} %: **{'met' if gap >= SUM_MARGIN else 'missed'}** ({gap:+.2f} points).",
         f"- Mean cost/1000 <= {COST_FACTOR:g} x best peer's: {name} {d['cost1000']:.2f} vs "
@@ -142,4 +144,16 @@ def goal_lines(
         f"- Cost per label (mean over data sets, one pass, predict + learn): {name} "
         f"{d['us_label']:.1f} us; peers {peer_costs} us "
         f"(fastest peer: {fastest['label']}, {name} at {d['us_label'] / fastest['us_label']:.2f}x).",
+    ] + _amf_line(by, d, name)
+
+
+def _amf_line(by: dict[str, dict[str, Any]], d: dict[str, Any], name: str) -> list[str]:
+    """Cost per label at most river AMF's (its mean over the same data sets), met or missed."""
+    amf = by.get("peer:river-amf")
+    if amf is None:
+        return []
+    ratio = d["us_label"] / amf["us_label"]
+    return [
+        f"- Cost per label <= river AMF's: {name} {d['us_label']:.1f} us vs {amf['us_label']:.1f} us: "
+        f"**{'met' if ratio <= 1.0 else 'missed'}** ({ratio:.2f}x)."
     ]

@@ -11,7 +11,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.peers import run_peer
+from bench.peers_scaled import run_scaled_peer
 from bench.quality.protocol import COST_RHO, Stream
+from service.evaluation.datasets import l2_normalize
 from service.learners import ALGORITHMS, create
 from service.model_config import ModelConfig
 
@@ -29,6 +31,8 @@ class System:
     metric_free: bool = False  # the same predictions serve both measures (no weight to set)
     sklearn: bool = False  # runs on the first --sklearn-permutations orders only
     note: str = ""
+    raw: bool = False  # reads the rows as loaded (it normalises by itself), not the L2-normalised ones
+    passes: int = 0  # > 0: one call with metric "both" returns {metric: predictions} in that many passes
 
 
 def service_config(stream: Stream, metric: str, **fields: Any) -> ModelConfig:
@@ -41,6 +45,8 @@ def _service(fields: dict[str, Any], extra: dict[str, Any] | None = None) -> Pre
 
     def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> np.ndarray:
         config = service_config(stream, metric, **fields)
+        if config.request_normalize == "l2":  # what the service does to a request (the raw rows come in)
+            X = l2_normalize(X)
         if extra:
             learner = create(config.resolved_algorithm(), stream.d, **config.learner_params(), **extra)
         else:
@@ -73,27 +79,36 @@ def _peer(name: str, weighted: bool) -> Predict:
     return predict
 
 
+L2_LINEAR: dict[str, Any] = {"auto_members": "linear", "normalize": "l2"}
+"""The single-family rows: linear members over L2-normalised requests (the defaults before the
+members spanned families and input forms)."""
 SERVICE_ROWS: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("defaults", "defaults (ACOG, loss and eta auto)", {}),
-    ("defaults-all", "defaults, auto_members all (nonlinear members for small d)", {"auto_members": "all"}),
-    ("acog-I", "ACOG-I", {"algorithm": "acog", "loss": "I"}),
-    ("acog-Idiag", "ACOG-Idiag", {"algorithm": "acog-diag", "loss": "I"}),
-    ("acog-IIdiag", "ACOG-IIdiag", {"algorithm": "acog-diag", "loss": "II"}),
-    ("ssacog-I", "SSACOG-I", {"algorithm": "ssacog", "loss": "I"}),
-    ("ssacog-II", "SSACOG-II", {"algorithm": "ssacog", "loss": "II"}),
-    ("cog-II", "COG-II", {"algorithm": "cog", "loss": "II"}),
-    ("quadratic", "quadratic OGD (eta, loss auto)", {"algorithm": "quadratic"}),
-    ("fogd", "FOGD, D = 200 (eta, loss auto)", {"algorithm": "fogd"}),
-    ("nogd", "NOGD, B = 100 (eta, loss auto)", {"algorithm": "nogd"}),
+    ("defaults", "defaults (members and inputs auto)", {}),
+    ("defaults-l2-linear", "defaults, linear members over L2 input (the earlier defaults)", L2_LINEAR),
+    (
+        "defaults-linear",
+        "defaults, auto_members linear (L2 and standardised inputs)",
+        {"auto_members": "linear"},
+    ),
+    ("defaults-all", "defaults, auto_members all (no forest)", {"auto_members": "all"}),
+    ("acog-I", "ACOG-I", {"algorithm": "acog", "loss": "I", **L2_LINEAR}),
+    ("acog-Idiag", "ACOG-Idiag", {"algorithm": "acog-diag", "loss": "I", **L2_LINEAR}),
+    ("acog-IIdiag", "ACOG-IIdiag", {"algorithm": "acog-diag", "loss": "II", **L2_LINEAR}),
+    ("ssacog-I", "SSACOG-I", {"algorithm": "ssacog", "loss": "I", **L2_LINEAR}),
+    ("ssacog-II", "SSACOG-II", {"algorithm": "ssacog", "loss": "II", **L2_LINEAR}),
+    ("cog-II", "COG-II", {"algorithm": "cog", "loss": "II", **L2_LINEAR}),
+    ("quadratic", "quadratic OGD (eta, loss auto)", {"algorithm": "quadratic", **L2_LINEAR}),
+    ("fogd", "FOGD, D = 200 (eta, loss auto)", {"algorithm": "fogd", **L2_LINEAR}),
+    ("nogd", "NOGD, B = 100 (eta, loss auto)", {"algorithm": "nogd", **L2_LINEAR}),
 )
 MAPPED_ROWS: tuple[tuple[str, str, dict[str, Any], dict[str, Any]], ...] = (
-    ("quadratic-acogdiag", "ACOG-diag over quadratic features", {"algorithm": "quadratic"},
+    ("quadratic-acogdiag", "ACOG-diag over quadratic features", {"algorithm": "quadratic", **L2_LINEAR},
      {"update": "acog-diag"}),
-    ("fogd-acogdiag", "ACOG-diag over random Fourier features", {"algorithm": "fogd"},
+    ("fogd-acogdiag", "ACOG-diag over random Fourier features", {"algorithm": "fogd", **L2_LINEAR},
      {"update": "acog-diag"}),
-    ("nogd-acog", "ACOG over Nystrom features", {"algorithm": "nogd"}, {"update": "acog"}),
+    ("nogd-acog", "ACOG over Nystrom features", {"algorithm": "nogd", **L2_LINEAR}, {"update": "acog"}),
 )  # fmt: skip
-"""Issue 20: the feature maps under ACOG (the ``update`` learner parameter; opt-in)."""
+"""The nonlinear members: the feature maps under ACOG (the ``update`` learner parameter; opt-in)."""
 PEER_ROWS = (
     ("river-pa", "river PA-I", False),
     ("river-alma", "river ALMA", False),
@@ -107,13 +122,33 @@ PEER_ROWS = (
 )
 
 
+SCALED_PEER_ROWS = (
+    ("river-amf", "river AMF, 10 trees (std)", 1),
+    ("river-arf", "river ARF, 10 trees (std)", 1),
+    ("river-hat", "river HAT (std)", 1),
+    ("river-knn", "river kNN, k = 5 (std)", 1),
+    ("vw-q-std", "VW -q :: on standardised features (Laplace w)", 2),
+)
+"""Peers over the raw rows through online standardisation, thresholded for each measure
+(:mod:`bench.peers_scaled`); ``passes``: model runs per order (VW weighs each measure apart)."""
+
+
+def _scaled_peer(name: str) -> Predict:
+    def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> Any:
+        result = run_scaled_peer(name, X, y)
+        return result.predictions if metric == "both" else result.predictions[metric]
+
+    return predict
+
+
 def systems() -> list[System]:
     """Every system of the tables, in table order."""
     rows = [
-        System(f"service:{key}", label, "service", _service(fields)) for key, label, fields in SERVICE_ROWS
+        System(f"service:{key}", label, "service", _service(fields), raw=True)
+        for key, label, fields in SERVICE_ROWS
     ]
     rows += [
-        System(f"service:{key}", label, "service", _service(fields, extra))
+        System(f"service:{key}", label, "service", _service(fields, extra), raw=True)
         for key, label, fields, extra in MAPPED_ROWS
     ]
     rows += [System(f"create:{name}", name, "create", _create(name)) for name in ALGORITHMS]
@@ -127,6 +162,10 @@ def systems() -> list[System]:
             sklearn=name.startswith("sklearn"),
         )
         for name, label, weighted in PEER_ROWS
+    ]
+    rows += [
+        System(f"peer:{name}", label, "peer", _scaled_peer(name), raw=True, passes=passes)
+        for name, label, passes in SCALED_PEER_ROWS
     ]
     return rows
 

@@ -6,7 +6,7 @@ the report prints, parsed by the real CLI parser (:func:`service.cli.build_parse
 turned into the same settings :func:`service.evaluation.cli.run_evaluate` would build. So a
 reader can re-run any table row with the command shown above it.
 
-Protocol (``../shared/docs/algorithms.md``, section 7): 20 permutations (german.mat's own
+Protocol (``docs/learners.md``, section 7): 20 permutations (german.mat's own
 ``ID_ALL`` for german, ``--seed 0`` for every other data set), every example scaled to unit
 L2 norm, no intercept, ``gamma = 1``, sketch size ``m = 5``. Sum runs use
 ``alpha_p = 0.5`` with rho = T_n / T_p from the true class counts, and again with the
@@ -19,11 +19,11 @@ Modules, in the order the data flows:
 - :mod:`~bench.reproduction.plans`: what to run for each data set (the protocol's jobs);
 - :mod:`~bench.reproduction.runs`: running a job as ``acog evaluate`` would, and the JSON cache;
 - :mod:`~bench.reproduction.extras`: the further runs the "Misses explained" sections quote;
-- :mod:`~bench.reproduction.paper`: the paper's figures, parsed from ``paper-results.md``;
+- :mod:`~bench.reproduction.paper`: the paper's figures, parsed from ``docs/paper-figures.md``;
 - :mod:`~bench.reproduction.verdicts`: our cells against the paper's, by the stated rule;
 - :mod:`~bench.reproduction.misses`: the missed rows and the first check that explains each;
 - :mod:`~bench.reproduction.explanations`: the prose under "Misses explained";
-- :mod:`~bench.reproduction.headerless_table`: the headerless table of ``paper-results.md``;
+- :mod:`~bench.reproduction.headerless_table`: the headerless table of ``docs/paper-figures.md``;
 - :mod:`~bench.reproduction.tables` and :mod:`~bench.reproduction.report`: the markdown;
 - :mod:`~bench.reproduction.cli`: ``python -m bench.reproduction``.
 """

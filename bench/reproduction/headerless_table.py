@@ -1,4 +1,4 @@
-"""The headerless table of ``paper-results.md`` (lines 68-79): what it most likely is, tested against
+"""The headerless table of ``docs/paper-figures.md`` (lines 70-81): what it most likely is, tested against
 our runs, and left out of the comparison."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from bench.reproduction.runs import job_rows
 from bench.reproduction.tables import table
 
 UNLABELED_NOTE = (
-    "Lines 68-79 of paper-results.md are a 12-row, 4-column table appended under ijcnn1 without a header "
-    "and without standard deviations; they are not compared."
+    "Lines 70-81 of docs/paper-figures.md are a 12-row, 4-column table appended under ijcnn1 "
+    "without a header and without standard deviations; they are not compared."
 )
 
 
 def unlabeled_section(unlabeled: list[list[str]], results: dict[str, dict[str, Any]]) -> list[str]:
-    """What paper-results.md's headerless table is most likely, tested against our runs."""
+    """What docs/paper-figures.md's headerless table is most likely, tested against our runs."""
     candidates: dict[str, dict[str, float]] = {}
     for name, block_or_job in (
         ("a9a", "sum"),
@@ -54,7 +54,7 @@ def unlabeled_section(unlabeled: list[list[str]], results: dict[str, dict[str, A
         for a, cells in zip(algorithms, unlabeled, strict=False)
     ]
     lines = [
-        "## The headerless table in paper-results.md (lines 68-79): left out",
+        "## The headerless table in docs/paper-figures.md (lines 70-81): left out",
         "",
         UNLABELED_NOTE,
         "",

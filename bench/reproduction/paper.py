@@ -1,4 +1,4 @@
-"""The paper's figures, parsed from ``../shared/docs/paper-results.md``."""
+"""The paper's figures, parsed from ``docs/paper-figures.md``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from bench.reproduction.plans import ORDER
 
-PAPER_RESULTS = Path(__file__).resolve().parents[3] / "shared" / "docs" / "paper-results.md"
-"""``../shared/docs/paper-results.md``, beside the repo."""
+PAPER_RESULTS = Path(__file__).resolve().parents[2] / "docs" / "paper-figures.md"
+"""``docs/paper-figures.md``: the paper's tables, restated."""
 
 
 @dataclass(frozen=True)

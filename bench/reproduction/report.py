@@ -67,7 +67,7 @@ def render(results: dict[str, dict[str, Any]], paper_text: str) -> str:
         "",
         "## Protocol",
         "",
-        "- As `../shared/docs/algorithms.md` section 7 says: 20 permutations per data set (german: the 20 "
+        "- As `docs/learners.md` section 7 says: 20 permutations per data set (german: the 20 "
         f"`ID_ALL` permutations shipped in german.mat; every other data set: seeded, `--seed {SEED}`, i.e. "
         "`numpy.random.default_rng(0)`, the first 20 permutations it draws), predict then learn every "
         "example once, every example scaled to unit L2 norm, no intercept, gamma = 1, sketch size m = 5 "

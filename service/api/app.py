@@ -1,13 +1,15 @@
 """The FastAPI application: routers, error shapes, limits, metrics, and the store's life cycle.
 
 ``create_app(settings)`` builds an app; on start it opens the store (the embedded Redis
-when no ``redis_url`` is set), recovers every model (checkpoint + log replay) and only
-then reports ready; on shutdown (SIGTERM) it checkpoints every model and closes the store.
+when no ``redis_url`` is set) and listens at once, while the kernels compile and every model
+is recovered (checkpoint + log replay) in the background (:mod:`.startup`); it reports ready
+only then; on shutdown (SIGTERM) it checkpoints every model and closes the store.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import time
@@ -23,13 +25,13 @@ from model_store import ConnectionSettings, Durability, open_store
 
 from .. import __version__
 from ..engine import Engine
-from ..learners import warm_up
 from ..settings import Settings
 from ..telemetry import Telemetry
-from . import docs, errors, feedback, health, models, predict, ws
+from . import challengers, docs, drift, errors, feedback, health, models, predict, rollback, ws
 from .auth import Keys
 from .hot import HotPath
 from .limits import BodySizeLimit
+from .startup import StartingGuard, StartupProgress, start_in_background
 
 log = logging.getLogger("acog.api")
 MIN_KEY_LENGTH = 16
@@ -101,10 +103,15 @@ class RequestTimer:
             self.telemetry.request_done(route, scope["method"], status, model, time.perf_counter() - start)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, listen_while_starting: bool = True) -> FastAPI:
+    """The app. ``listen_while_starting``: answer (``/healthz``, ``/readyz``, 503s) while the kernels
+    compile and the models recover; a worker of ``acog serve --workers N`` starts with it off, so
+    that it takes connections from the shared socket only once it is ready (the socket itself
+    listens from the start, and a ready worker answers them)."""
     settings = settings or Settings()
     telemetry = Telemetry(CollectorRegistry(auto_describe=True))
     keys = Keys.of(settings)
+    progress = StartupProgress()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -135,17 +142,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine = Engine(store, settings, telemetry)
         telemetry.watch(engine)
         app.state.engine = engine
+        # The port listens now; the kernels and the models come up in the background (/readyz says
+        # what is left, other requests get a 503 until then: StartingGuard).
+        starting: asyncio.Task[None] | None = None
         try:
-            await engine.start()  # warms the kernels its models need
-            if settings.warm_up == "all":  # and every other algorithm's: uvicorn listens only after this
-                done = await asyncio.to_thread(warm_up)
-                log.info("kernels of every algorithm ready: %s", done.summary())
+            if listen_while_starting:
+                starting = asyncio.create_task(start_in_background(engine, settings, progress), name="start")
+            else:
+                await start_in_background(engine, settings, progress, exit_on_failure=False)
             previous = tune_garbage_collector()
             try:
                 yield
             finally:
                 restore_garbage_collector(previous)
         finally:
+            if starting is not None:
+                starting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await starting
             await engine.stop()
             await store.close()
             if embedded is not None:
@@ -164,12 +178,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.telemetry = telemetry
     app.state.keys = keys
+    app.state.startup = progress
     for router in (predict.router, feedback.router, models.router, ws.router, health.router):
+        app.include_router(router)
+    for router in (rollback.router, drift.router, challengers.router):  # history, drift, challengers
         app.include_router(router)
     errors.install(app)
     app.add_middleware(RequestTimer, telemetry=telemetry)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    # outermost: /predict and /feedback skip the stack above (see service.api.hot)
+    # /predict and /feedback skip the stack above (see service.api.hot), but not the guard: until the
+    # models serve, StartingGuard (outermost) answers them with its 503 as it answers every route
     app.add_middleware(
         HotPath,
         routes=[predict.ROUTE, feedback.ROUTE],
@@ -177,4 +195,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry=telemetry,
         max_bytes=settings.max_body_bytes,
     )
+    app.add_middleware(StartingGuard, progress=progress)
     return app

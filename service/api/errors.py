@@ -159,7 +159,8 @@ def install(app: FastAPI) -> None:
 
     async def on_engine_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, EngineError)
-        return engine_error_response(exc, "path" if exc.field == "name" else "body")
+        where = {"name": "path", "if_generation": "query"}.get(exc.field, "body")
+        return engine_error_response(exc, where)
 
     async def on_store_unavailable(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StoreError)

@@ -1,6 +1,6 @@
 """``POST /feedback``: a label for an earlier prediction (or for an example never scored).
 
-The flow of design.md, in order: look up the prediction, append the self-contained event to
+The flow of docs/data-flow.md, in order: look up the prediction, append the self-contained event to
 the model's label log, apply the log in stream order, reply. All of it happens in the
 engine; an answered label is durable and already learned.
 

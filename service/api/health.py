@@ -20,13 +20,16 @@ async def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Health, responses={503: {"model": Health}})
-async def readyz(engine: EngineDep, settings: SettingsDep) -> Health | JSONResponse:
+async def readyz(request: Request, engine: EngineDep, settings: SettingsDep) -> Health | JSONResponse:
     """Ready: the models are loaded, their kernels compiled, and the store accepts writes (not only
     answers: a Redis out of memory or unable to write its append-only file answers reads)."""
     auth = "open" if is_open(settings) else "keys"
     readiness = await check_readiness(engine)
     if not readiness.ready:
-        body = Health(status=readiness.status, detail=readiness.detail, auth=auth)
+        detail = readiness.detail
+        if readiness.status == "starting":  # what is left: "compiling kernels 3 of 17 (arow), ..."
+            detail = request.app.state.startup.detail
+        body = Health(status=readiness.status, detail=detail, auth=auth)
         return JSONResponse(body.model_dump(), status_code=503)
     epoch = None if engine.identity is None else engine.identity.epoch
     return Health(status="ready", auth=auth, models=len(engine.views()), store_epoch=epoch)

@@ -59,8 +59,8 @@ def describe(engine: Engine, name: str) -> ModelInfo:
             413,
             422,
             503,
-            _409="the model exists with another configuration and replace is not true, or it changed "
-            "meanwhile (model_conflict)",
+            _409="the model exists with another configuration and replace is not true, it changed "
+            "meanwhile, or it is not at if_generation with this configuration (model_conflict)",
             _413="more models than ACOG_MAX_MODELS, or a configuration over the limits (limit_exceeded)",
             _422="invalid configuration (the field and the problem are named)",
         ),
@@ -79,12 +79,22 @@ async def put_model(
             "another configuration; without it, that is a 409 and nothing changes"
         ),
     ] = False,
+    if_generation: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="the generation this PUT is meant for: when the model is at another one, the "
+            "answer is 200 with the model as it is if it has this configuration already (a retried "
+            "replace that landed answers the generation it made), else a 409; safe to retry",
+        ),
+    ] = None,
 ) -> ModelInfo:
     """Create a model. Repeating the same PUT changes nothing (200 with the current model, its
     generation and version kept); another configuration for an existing model needs
-    ``replace=true`` and starts a new generation whose labels and state start afresh."""
+    ``replace=true`` and starts a new generation whose labels and state start afresh; with
+    ``if_generation`` (the generation it replaces) such a replace is safe to retry."""
     tag_model(request, name)
-    outcome = await engine.put_model(name, config, replace=replace)
+    outcome = await engine.put_model(name, config, replace=replace, if_generation=if_generation)
     if outcome != "created":
         response.status_code = 200
     return describe(engine, name)

@@ -20,12 +20,14 @@ ModelNameInPath = Annotated[
 ]
 """A model name in a path (``/models/{name}``)."""
 Label = Annotated[
-    StrictInt | StrictFloat, Field(description="-1/+1, or 0/1 for models with label_format zero_one")
+    StrictInt | StrictFloat,
+    Field(description="the integer -1 or +1, or 0 or 1 for models with label_format zero_one (not 1.0)"),
 ]
 
 
 class SparseFeatures(BaseModel):
-    """A sparse vector: 0-based ``indices`` and the ``values`` at them."""
+    """A sparse vector: 0-based ``indices``, strictly increasing (unsorted or repeated ones are
+    refused), and the ``values`` at them."""
 
     model_config = ConfigDict(extra="forbid")
     indices: list[Annotated[StrictInt, Field(ge=0)]]

@@ -40,7 +40,7 @@ from .payloads import Sparse
 from .retry import RetryEvent, RetryPolicy
 from .stream import AsyncStream, Stream
 from .sync_client import Client
-from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction
+from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction, RetainedCheckpoint
 
 __all__ = [
     "AcogError",
@@ -63,6 +63,7 @@ __all__ = [
     "NotFound",
     "Prediction",
     "RateLimited",
+    "RetainedCheckpoint",
     "RetryEvent",
     "RetryPolicy",
     "ServerError",

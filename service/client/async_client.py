@@ -20,7 +20,7 @@ from .payloads import Features
 from .retry import Attempts, RetryPolicy
 from .stream import AsyncStream
 from .sync_client import DEFAULT_URL, auth_headers, ws_url
-from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction
+from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction, RetainedCheckpoint
 
 T = TypeVar("T")
 
@@ -105,6 +105,26 @@ class AsyncClient:
 
     async def checkpoint(self, name: str) -> Checkpoint:
         return await self.run(calls.checkpoint(name))
+
+    async def list_checkpoints(self, name: str) -> list[RetainedCheckpoint]:
+        return await self.run(calls.list_checkpoints(name))
+
+    async def rollback(self, name: str, version: int) -> ModelInfo:
+        """:meth:`service.client.Client.rollback`."""
+        return await self.run(calls.rollback(name, version))
+
+    async def set_drift_policy(self, name: str, on_drift: str) -> ModelInfo:
+        return await self.run(calls.set_drift_policy(name, on_drift))
+
+    async def put_challenger(self, name: str, challenger: str, config: Mapping[str, Any]) -> ModelInfo:
+        return await self.run(calls.put_challenger(name, challenger, config))
+
+    async def delete_challenger(self, name: str, challenger: str) -> None:
+        await self.run(calls.delete_challenger(name, challenger))
+
+    async def promote_challenger(self, name: str, challenger: str) -> ModelInfo:
+        """:meth:`service.client.Client.promote_challenger`."""
+        return await self.run(calls.promote_challenger(name, challenger))
 
     async def change_schema(self, name: str, change: Mapping[str, Any]) -> ModelInfo:
         """:meth:`service.client.Client.change_schema`."""

@@ -17,7 +17,7 @@ from . import payloads
 from .errors import ApiError, ConnectionFailed, error_from_text
 from .payloads import Features
 from .retry import parse_retry_after
-from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction
+from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction, RetainedCheckpoint
 
 T = TypeVar("T")
 Label = int | float
@@ -138,6 +138,39 @@ def change_schema(name: str, change: Mapping[str, Any]) -> Call[ModelInfo]:
     "augmented": [...]}``. Never applied twice, but not retried on an unknown outcome: once the
     first attempt applied, a repeat is refused (422: the change no longer fits the schema)."""
     return Call("POST", f"{name_path(name)}/schema", _one(ModelInfo), dict(change), idempotent=False)
+
+
+def list_checkpoints(name: str) -> Call[list[RetainedCheckpoint]]:
+    return Call("GET", f"{name_path(name)}/checkpoints", _list_of(RetainedCheckpoint, "checkpoints"))
+
+
+def rollback(name: str, version: int) -> Call[ModelInfo]:
+    """A new generation from the retained checkpoint at ``version``: not idempotent (a repeat would
+    roll the new generation back), so it is sent once."""
+    body = {"version": version}
+    return Call("POST", f"{name_path(name)}/rollback", _one(ModelInfo), body, idempotent=False)
+
+
+def set_drift_policy(name: str, on_drift: str) -> Call[ModelInfo]:
+    return Call("PUT", f"{name_path(name)}/drift_policy", _one(ModelInfo), {"on_drift": on_drift})
+
+
+def challenger_path(name: str, challenger: str) -> str:
+    return f"{name_path(name)}/challengers/{quote(challenger, safe='')}"
+
+
+def put_challenger(name: str, challenger: str, config: Mapping[str, Any]) -> Call[ModelInfo]:
+    """Add a challenger; the same configuration again changes nothing (so a retry is safe)."""
+    return Call("PUT", challenger_path(name, challenger), _one(ModelInfo), dict(config))
+
+
+def delete_challenger(name: str, challenger: str) -> Call[None]:
+    return Call("DELETE", challenger_path(name, challenger), _nothing, missing_ok=True)
+
+
+def promote_challenger(name: str, challenger: str) -> Call[ModelInfo]:
+    """Make the challenger the model (a new generation): sent once, never retried."""
+    return Call("POST", f"{challenger_path(name, challenger)}/promote", _one(ModelInfo), idempotent=False)
 
 
 def health(path: str) -> Call[Health]:

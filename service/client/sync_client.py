@@ -26,7 +26,7 @@ from .errors import ConnectionFailed, NotFound
 from .payloads import Features
 from .retry import Attempts, RetryPolicy
 from .stream import Stream
-from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction
+from .types import Checkpoint, FeedbackResult, Health, ModelInfo, ModelSummary, Prediction, RetainedCheckpoint
 
 T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -145,6 +145,31 @@ class Client:
     def checkpoint(self, name: str) -> Checkpoint:
         """Write the model's checkpoint now (admin key)."""
         return self.run(calls.checkpoint(name))
+
+    def list_checkpoints(self, name: str) -> list[RetainedCheckpoint]:
+        """The model's retained checkpoints, newest first: the versions :meth:`rollback` restores."""
+        return self.run(calls.list_checkpoints(name))
+
+    def rollback(self, name: str, version: int) -> ModelInfo:
+        """A new generation whose state is the retained checkpoint at ``version`` (admin key); the
+        labels after it are forgotten. Sent once: after a lost answer, look at ``generation``."""
+        return self.run(calls.rollback(name, version))
+
+    def set_drift_policy(self, name: str, on_drift: str) -> ModelInfo:
+        """``"reset"``: a fresh learner after each drift the model's detector signals; ``"none"``."""
+        return self.run(calls.set_drift_policy(name, on_drift))
+
+    def put_challenger(self, name: str, challenger: str, config: Mapping[str, Any]) -> ModelInfo:
+        """Add a challenger: ``config`` learns the model's labels from the next one on, in shadow
+        (admin key); its measures are in ``get_model(name).state["challengers"]``."""
+        return self.run(calls.put_challenger(name, challenger, config))
+
+    def delete_challenger(self, name: str, challenger: str) -> None:
+        self.run(calls.delete_challenger(name, challenger))
+
+    def promote_challenger(self, name: str, challenger: str) -> ModelInfo:
+        """Make the challenger the model: a new generation with its state, bit for bit."""
+        return self.run(calls.promote_challenger(name, challenger))
 
     def change_schema(self, name: str, change: Mapping[str, Any]) -> ModelInfo:
         """Declare a feature migration on a model with named features (admin key): the new

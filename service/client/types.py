@@ -114,6 +114,15 @@ class Checkpoint(Reply):
     version: int
 
 
+class RetainedCheckpoint(Reply):
+    """One of ``GET /models/{name}/checkpoints``: a state a rollback can restore."""
+
+    generation: int
+    version: int
+    applied_id: str
+    written_at: float | None = None
+
+
 class Health(Reply):
     status: str
     detail: str | None = None

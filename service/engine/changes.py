@@ -53,9 +53,15 @@ class ModelChanges:
             field, _, problem = str(exc).partition(": ")
             raise InvalidRequest(field if problem else "config", problem or str(exc)) from None
 
-    async def put_model(self, name: str, config: ModelConfig, replace: bool = False) -> PutOutcome:
+    async def put_model(
+        self, name: str, config: ModelConfig, replace: bool = False, if_generation: int | None = None
+    ) -> PutOutcome:
         """Create ``name``; or, when it exists: a new generation with ``replace``, else nothing if the
-        configuration is the same, else :class:`ModelConflict`."""
+        configuration is the same, else :class:`ModelConflict`.
+
+        ``if_generation``: the change is meant for that generation. When the model is at another one,
+        it is nothing if the model already has this configuration (a retried replace that landed
+        answers the generation it made), else :class:`ModelConflict`."""
         try:
             validate_model_name(name)
         except InvalidModelName as exc:
@@ -63,6 +69,15 @@ class ModelChanges:
         self.check_config(config)
         pinned = config.pinned(self.settings.memory_budget_bytes).model_dump(mode="json")
         current = await self.store.load_model(name)
+        if if_generation is not None and (current is None or current.generation != if_generation):
+            if current is not None and current.config == pinned:
+                await self.registry.install(current)
+                return "unchanged"
+            found = "does not exist" if current is None else f"is at generation {current.generation}"
+            raise ModelConflict(
+                "if_generation",
+                f"model {name!r} {found}, not generation {if_generation}, with another configuration",
+            )
         if current is not None and not replace and current.config == pinned:
             await self.registry.install(current)
             return "unchanged"

@@ -7,7 +7,8 @@ The blob is :func:`model_store.encode_state` of::
      "learner": learner.to_state(), "measures": ..., "window": ..., "registry": {"names": [...]},
      "schema": SchemaHistory.to_state() after a declared schema change, else None,
      "drift": the drift detector's state (service.drift.PageHinkley.to_state); absent in
-              checkpoints written before it existed, whose models start the detector afresh}
+              checkpoints written before it existed, whose models start the detector afresh,
+     "challengers": {id: service.challengers.Challenger.to_state()} or None}
 
 ``config`` is stored so that a blob written for another configuration is never loaded into
 a model (``restore`` checks it). Decoding errors (checksum, truncation, future format) are
@@ -44,7 +45,9 @@ class Snapshot:
     """:meth:`service.schema_history.SchemaHistory.to_state` once the schema changed (the learner
     state is then of the *current* schema's learner)."""
     drift: dict[str, Any] | None = None
-    """:meth:`service.drift.PageHinkley.to_state` (None: a checkpoint older than the detector)."""
+    """:meth:`service.drift.DriftMonitor.to_state` (None: a checkpoint older than the detector)."""
+    challengers: dict[str, Any] | None = None
+    """Each challenger's :meth:`service.challengers.Challenger.to_state`, by id (None: none)."""
 
     def encode(self) -> bytes:
         return encode_state(
@@ -62,6 +65,7 @@ class Snapshot:
                 "registry": self.registry,
                 "schema": self.schema,
                 "drift": self.drift,
+                "challengers": self.challengers,
             }
         )
 
@@ -85,4 +89,5 @@ class Snapshot:
             registry=tree["registry"],
             schema=tree.get("schema"),
             drift=tree.get("drift"),
+            challengers=tree.get("challengers"),
         )

@@ -63,6 +63,8 @@ class CheckpointWriter:
         self.runtime = runtime
         self.state = state
         self.lease_holder = ""
+        self.store_lost = False
+        """Set when the store lost its data: no more lease or checkpoint writes."""
         self.upload: asyncio.Task[None] | None = None
         self.stored_seq = 0  # the newest committed checkpoint's sequence number, as last read
         self._waiters: list[tuple[int, asyncio.Future[bool]]] = []
@@ -112,6 +114,8 @@ class CheckpointWriter:
     async def housekeeping(self) -> None:
         """Keep the lease; as its holder, start writing a checkpoint when one is due (the follower
         calls this between reads, so nothing is applied while the state is encoded)."""
+        if self.store_lost:
+            return
         now = time.monotonic()
         if now >= self._lease_due or (self._waiters and not self.is_writer):
             await self._renew()

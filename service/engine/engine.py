@@ -27,7 +27,9 @@ from model_store import ModelStore, StoreIdentity
 from ..model_config import ModelConfig
 from ..schema_change import SchemaChangeRequest
 from ..settings import Settings
+from .challenge import Challenges
 from .changes import ModelChanges, PutOutcome
+from .drift_policy import DriftPolicies
 from .instances import InstanceReader
 from .labels import FeedbackResult, LabelItem, LabelRouter
 from .lifecycle import Lifecycle, replica_id
@@ -35,6 +37,7 @@ from .observer import Observer
 from .predictor import Prediction, Predictor
 from .registry import Registry, replica_settings
 from .replica import ModelReplica
+from .rollback import Rollbacks
 from .runtime import Applied
 from .view import FailedModel, ModelView
 
@@ -53,6 +56,11 @@ class Engine:
         reader = InstanceReader(settings, self.observer)
         self.predictor = Predictor(settings, self.registry, reader, self.observer)
         self.labels = LabelRouter(settings, self.registry, reader, self.observer)
+        self.rollbacks = Rollbacks(store, self.registry.serving, self.registry.install)
+        self.drift_policies = DriftPolicies(self.registry.serving, settings.max_challengers)
+        self.challenges = Challenges(
+            store, settings, self.registry.serving, self.registry.install, self.changes.check_config
+        )
 
     # --- state ----------------------------------------------------------------------------
 
@@ -104,17 +112,31 @@ class Engine:
     def check_config(self, config: ModelConfig, declared: bool = True) -> None:
         self.changes.check_config(config, declared)
 
-    async def put_model(self, name: str, config: ModelConfig, replace: bool = False) -> PutOutcome:
-        return await self.changes.put_model(name, config, replace)
+    async def put_model(
+        self, name: str, config: ModelConfig, replace: bool = False, if_generation: int | None = None
+    ) -> PutOutcome:
+        await self._check_store_before_writing()
+        return await self.changes.put_model(name, config, replace, if_generation)
 
     async def change_schema(self, name: str, request: SchemaChangeRequest) -> Applied | None:
+        await self._check_store_before_writing()
         return await self.changes.change_schema(name, request)
 
     async def delete_model(self, name: str) -> None:
+        await self._check_store_before_writing()
         await self.changes.delete_model(name)
 
     async def checkpoint(self, name: str) -> tuple[bool, int]:
+        await self._check_store_before_writing()
         return await self.changes.checkpoint(name)
+
+    async def _check_store_before_writing(self) -> None:
+        """Before a model change: :class:`StoreLost` when the store is not the one this engine started
+        on (checked now, not only by the maintenance round: nothing is written into a store that
+        lost its data, whose next start would then find leftover keys)."""
+        if self.store_lost is None and self.identity is not None:
+            await self.lifecycle.check_identity()
+        self.registry.check_store()
 
     def view(self, name: str, detail: bool = False) -> ModelView:
         return self.registry.view(name, detail)

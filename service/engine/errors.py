@@ -97,11 +97,11 @@ class ModelUnavailable(EngineError):
 
 
 class StoreLost(EngineError):
-    """The store is not the one this process started on: it lost its data (and it stays so
-    until an operator acts; retrying does not help)."""
+    """The store is not the one this process started on: it lost its data (it stays so until an
+    operator acts: restores the data, or restarts the service; a retry helps only after)."""
 
     kind = "store_lost"
-    retry_after = None  # no retry advice: clients treat the refusal as final, since retrying cannot help
+    retry_after = 30.0  # an operator must act (restore the data, or restart): retry much later
 
 
 class StoreFailure(EngineError):

@@ -40,7 +40,7 @@ class InstanceReader:
             raise InvalidRequest(exc.field, exc.problem) from None
         bound = self.settings.max_feature_value
         if (
-            runtime.config.normalize == "none"
+            runtime.config.request_normalize == "none"
             and example.values.size
             and np.abs(example.values).max() > bound
         ):
@@ -48,7 +48,7 @@ class InstanceReader:
             raise LimitExceeded(
                 field,
                 f"has a value of absolute size over {bound:g} (max_feature_value), which a model "
-                'with normalize: "none" cannot learn from without overflow',
+                "that reads unnormalised values cannot learn from without overflow",
             )
         return example, vector
 

@@ -170,8 +170,8 @@ class LabelRouter:
         return FeedbackResult(text, model, error=UnknownPrediction(field, problem, "unknown"))
 
     def _label(self, replica: ModelReplica, raw: Any, field: str) -> int:
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
-            raise InvalidRequest(field, f"must be a number, got {raw!r}")
+        if isinstance(raw, bool) or not isinstance(raw, int):  # 1.0 is not a label: one spelling each
+            raise InvalidRequest(field, f"must be the integer -1 or +1 (0 or 1 for zero_one), got {raw!r}")
         if replica.config.label_format == "zero_one":
             if raw in (0, 1):
                 return 1 if raw == 1 else -1

@@ -86,7 +86,9 @@ class Lifecycle:
 
         async def stop(replica: ModelReplica) -> None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(replica.stop(shutting_down, checkpoint=True), timeout=20)
+                await asyncio.wait_for(  # nothing is written into a store that lost its data
+                    replica.stop(shutting_down, checkpoint=self.registry.store_lost is None), timeout=20
+                )
 
         await asyncio.gather(
             finish(control, 3.0),
@@ -158,6 +160,8 @@ class Lifecycle:
                 "served into it; restore its data, or restart the service to start afresh"
             )
             log.critical("%s", self.registry.store_lost)
+            for replica in self.registry.replicas.values():
+                replica.writer.store_lost = True
 
 
 async def check_store_identity(store: IdentityStore, expected_epoch: str | None) -> StoreIdentity | None:
@@ -175,6 +179,10 @@ async def check_store_identity(store: IdentityStore, expected_epoch: str | None)
     if identity is None and not await store.legacy_models():
         leftover = await store.leftover_key()
         if leftover is not None:
+            # A replica starting beside this one may have created the identity between the two
+            # reads (the leftover is then the identity itself): read it once more before refusing.
+            identity = await store.identity(create=False)
+        if leftover is not None and identity is None:
             raise StoreError(
                 f"the store lost part of its data: it has no identity but still holds {leftover!r} (keys "
                 "evicted under maxmemory, or a partial restore). Restore its data, or delete the acog:* "

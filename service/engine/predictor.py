@@ -76,6 +76,7 @@ class Predictor:
                     f"replace it with PUT /models/{model}?replace=true",
                 )
             label = 1 if score >= 0.0 else -1
+            runtime.shadow(vector, label)  # every challenger scores it too; not returned
             pid = make_prediction_id(model, replica.generation, now)
             pending.append(PendingPrediction(pid, example, label, score, now))
             ignored = runtime.features.unregistrable(example.names or ())

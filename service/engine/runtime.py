@@ -20,7 +20,8 @@ from typing import Any
 
 from model_store import LogEntry, parse_stream_id
 
-from ..drift import DriftMonitor
+from ..challengers import CHALLENGER_EVENT, Challenger, config_json, different_fields
+from ..drift import DRIFT_CHALLENGER, POLICIES, POLICY_EVENT, DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
 from ..learners.inputs import SparseVector
@@ -107,6 +108,8 @@ class ModelRuntime:
         self.measures = Measures(objective)
         self.window = WindowedMeasures(window, objective)
         self.drift = DriftMonitor(config.objective, config.alpha_p, config.c_p)
+        self.challengers: dict[str, Challenger] = {}
+        """Configurations learning in shadow from the same labels (:mod:`service.challengers`)."""
         self.applied_id = "0-0"
         self.version = 0
         self.updates = 0
@@ -147,6 +150,10 @@ class ModelRuntime:
             return None
         if entry.kind == SCHEMA_EVENT:
             return self._change_schema(entry)
+        if entry.kind == POLICY_EVENT:
+            return self._set_drift_policy(entry)
+        if entry.kind == CHALLENGER_EVENT:
+            return self._change_challengers(entry)
         if entry.kind != "label" or entry.example is None:
             raise UnknownEvent(
                 f"log entry {entry.stream_id} is a {entry.kind!r} event, which this service cannot apply"
@@ -163,6 +170,10 @@ class ModelRuntime:
         self.version += 1
         self.updates += info.updated
         drifted = self.drift.observe(entry.y, info.prediction, self.version)
+        for name in sorted(self.challengers):
+            self.challengers[name].learn(vector, entry.y, self.version)
+        if drifted:
+            self._respond_to_drift()
         applied = Applied(
             stream_id=entry.stream_id,
             seq=self.version,
@@ -197,8 +208,10 @@ class ModelRuntime:
 
     @property
     def labels(self) -> int:
-        """Labels applied (the log's entries less its schema changes)."""
-        return self.version - len(self.schema.changes)
+        """Labels applied (the log's entries less its other events; measures carry them across a
+        rollback, which restarts the version)."""
+        counts = self.measures.counts
+        return counts.t_p + counts.t_n
 
     def _change_schema(self, entry: LogEntry) -> Applied:
         """Apply a declared schema change (:mod:`service.schema_history`): the learner migrates and
@@ -212,6 +225,7 @@ class ModelRuntime:
             schema = SchemaHistory.from_state(self.schema.to_state())  # installed only on success
             learner, features = schema.apply(change, self.learner, self.version + 1, self.labels)
             self.learner, self.features, self.schema = learner, features, schema
+            self.challengers.clear()  # their learners would need the same migration
         self.applied_id = entry.stream_id
         self.version += 1
         applied = Applied(
@@ -227,6 +241,95 @@ class ModelRuntime:
             kind=SCHEMA_EVENT,
         )
         return self._remember(applied)
+
+    def _respond_to_drift(self) -> None:
+        """The drift policy's response, right after the label that signalled (:mod:`service.drift`)."""
+        if self.drift.policy == "reset":
+            self.learner = self.schema.config.build_learner(self.memory_budget)
+            self.drift.resets += 1
+        elif self.drift.policy == "challenger" and (
+            DRIFT_CHALLENGER in self.challengers or len(self.challengers) < self.drift.limit
+        ):
+            self.challengers[DRIFT_CHALLENGER] = Challenger.fresh(
+                self.schema.config, self.memory_budget, self.version + 1
+            )
+            self.drift.resets += 1
+
+    def _set_drift_policy(self, entry: LogEntry) -> Applied:
+        """Apply a drift-policy entry (:mod:`service.drift`); an unknown policy is a no-op."""
+        body = json.loads(entry.body)
+        policy = body.get("on_drift")
+        known = policy in POLICIES
+        if known:
+            self.drift.policy = policy
+            self.drift.limit = int(body.get("limit", 0))
+        self.applied_id = entry.stream_id
+        self.version += 1
+        applied = Applied(
+            stream_id=entry.stream_id,
+            seq=self.version,
+            prediction_id="",
+            y=0,
+            yhat=0,
+            updated=known,
+            version=self.version,
+            delay=0.0,
+            update_seconds=0.0,
+            kind=POLICY_EVENT,
+        )
+        return self._remember(applied)
+
+    def shadow(self, vector: SparseVector, label: int) -> None:
+        """Score a prediction's vector by every challenger (the champion answered ``label``)."""
+        for challenger in self.challengers.values():
+            challenger.shadow(vector, label)
+
+    def _change_challengers(self, entry: LogEntry) -> Applied:
+        """Apply a challenger entry: ``put`` (add, or replace with another configuration: afresh),
+        ``delete``, or ``promote`` (a marker: the state is taken there). One that cannot apply here
+        (over its limit, a configuration that does not fit, an unknown id) changes nothing."""
+        body = json.loads(entry.body)
+        op, name = body.get("op"), str(body.get("id"))
+        done = False
+        if op == "put":
+            done = self._put_challenger(name, str(body.get("config")), int(body.get("limit", 0)))
+        elif op == "delete":
+            done = self.challengers.pop(name, None) is not None
+        elif op == "promote":
+            done = name in self.challengers
+        self.applied_id = entry.stream_id
+        self.version += 1
+        applied = Applied(
+            stream_id=entry.stream_id,
+            seq=self.version,
+            prediction_id="",
+            y=0,
+            yhat=0,
+            updated=done,
+            version=self.version,
+            delay=0.0,
+            update_seconds=0.0,
+            kind=CHALLENGER_EVENT,
+        )
+        return self._remember(applied)
+
+    def _put_challenger(self, name: str, text: str, limit: int) -> bool:
+        try:
+            config = ModelConfig.model_validate_json(text)
+        except ValueError:
+            return False
+        current = self.challengers.get(name)
+        if current is not None and current.config_text == config_json(config):
+            return True  # the same configuration again: it goes on learning
+        if current is None and len(self.challengers) >= limit:
+            return False
+        if different_fields(self.schema.config, config):
+            return False
+        try:
+            self.challengers[name] = Challenger.fresh(config, self.memory_budget, self.version + 1)
+        except ValueError:
+            return False
+        return True
 
     # --- checkpoints ----------------------------------------------------------------------
 
@@ -255,7 +358,8 @@ class ModelRuntime:
             window=self.window.to_state(),
             registry=None if registry is None else registry.to_state(),
             schema=self.schema.to_state() if self.schema.changed else None,
-            drift=self.drift.detector.to_state(),
+            drift=self.drift.to_state(),
+            challengers={name: c.to_state() for name, c in self.challengers.items()} or None,
         )
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -270,7 +374,9 @@ class ModelRuntime:
         probe.measures.load_state(snapshot.measures)
         probe.window.load_state(snapshot.window)
         if snapshot.drift is not None:  # else a checkpoint older than the detector: it starts afresh
-            probe.drift.detector.load_state(snapshot.drift)
+            probe.drift.load_state(snapshot.drift)
+        for name, state in (snapshot.challengers or {}).items():
+            probe.challengers[name] = Challenger.from_state(state, self.memory_budget)
         if probe.features.registry is not None:
             if snapshot.registry is None:
                 raise ValueError("checkpoint lacks the feature registry of a named model")
@@ -283,6 +389,7 @@ class ModelRuntime:
             probe.schema,
             probe.drift,
         )
+        self.challengers = probe.challengers
         self.applied_id = snapshot.applied_id
         self.version = snapshot.version
         self.updates = snapshot.updates
@@ -304,7 +411,8 @@ class ModelRuntime:
             "measures": self.measures.summary(),
             "window": {"size": self.window.size, **self.window.summary()},
             "checkpoint": {"version": self.checkpointed_version, "written_at": self.checkpointed_at},
-            "drift": self.drift.detector.describe(),
+            "drift": self.drift.describe(),
+            "challengers": {n: c.describe(self.memory_budget) for n, c in sorted(self.challengers.items())},
         }
         out.update(learner.describe())  # "eta" (the selection of eta="auto"), "sketch", ...
         if self.features.registry is not None:

@@ -40,6 +40,18 @@ class MeasuresView:
 
 
 @dataclass(frozen=True, slots=True)
+class ChallengerView:
+    """A challenger's prequential measures and this process's shadow agreement with the model."""
+
+    name: str
+    labels: int
+    weighted_sum: float
+    weighted_cost: float
+    agreement: float
+    """Share of the predictions scored in shadow here whose label matched the model's (NaN: none)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ModelView:
     name: str
     generation: int
@@ -65,6 +77,7 @@ class ModelView:
     """Feature names registered (named schemas), else ``n_features``."""
     drift_detections: int = 0
     """Drifts the model's detector signalled (:mod:`service.drift`), a function of its log."""
+    challengers: tuple[ChallengerView, ...] = ()
     state: dict[str, Any] = field(default_factory=dict)
     """What the learner and the runtime describe (``GET /models/{name}``'s ``state``)."""
 
@@ -116,6 +129,16 @@ class ModelView:
                 len(rt.features.registry.names) if rt.features.registry is not None else rt.features.dimension
             ),
             drift_detections=rt.drift.detections,
+            challengers=tuple(
+                ChallengerView(
+                    name,
+                    c.measures.labels,
+                    c.measures.weighted_sum,
+                    c.measures.weighted_cost,
+                    c.shadow_agreements / c.shadow_predictions if c.shadow_predictions else math.nan,
+                )
+                for name, c in sorted(rt.challengers.items())
+            ),
             state=rt.describe() if detail else {},
         )
 

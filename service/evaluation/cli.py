@@ -92,8 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--datasets-dir",
         default=None,
-        help="where the shared data sets live (default: $ACOG_DATASETS_DIR, else ../shared/datasets "
-        "beside the repository)",
+        help="where the data set files live (default: $ACOG_DATASETS_DIR, else the cache "
+        "`acog datasets fetch` fills)",
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     for protocol in PROTOCOLS.values():

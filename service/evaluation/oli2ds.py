@@ -1,6 +1,6 @@
 """The OLI2DS code's evaluation protocol: incomplete streams simulated from complete tables.
 
-As the authors' ``experiments.py`` runs it (``../shared/docs/algorithms-round2.md`` §2, Reproduction):
+As the authors' ``experiments.py`` runs it (``docs/learners.md`` §9, Reproduction):
 
 1. standardise every feature over the whole set (sklearn's ``preprocessing.scale``: mean 0,
    population standard deviation 1, a constant column left at 0);

@@ -1,4 +1,4 @@
-"""The OPID paper's protocol (Hou & Zhou, section 4 and Table 2), as ``algorithms-round2.md`` section 3
+"""The OPID paper's protocol (Hou & Zhou, section 4 and Table 2), as ``docs/learners.md`` §10
 specifies it, on a multi-class LIBSVM data set.
 
 - **Features** in file order: the first ``d_v`` vanish, the next ``d_s`` survive, the last ``d_a`` are
@@ -39,8 +39,8 @@ from ..learners.opid.reference import (
     e_stage_fit_rows,
     one_vs_rest,
 )
+from .datasets.fetch import HOW, DatasetUnavailable, default_datasets_dir
 from .datasets.libsvm import read_libsvm_raw
-from .datasets.registry import default_datasets_dir
 
 CS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3)
 """The baselines' C grid ([decision])."""
@@ -150,9 +150,9 @@ def load(setup: Setup, datasets_dir: str | Path | None = None) -> tuple[np.ndarr
     """The data set as a dense float matrix (rows in file order, files concatenated) and its class labels."""
     root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
     files = [root / f for f in setup.files]
-    for f in files:
-        if not f.exists():
-            raise FileNotFoundError(f"data set {setup.name!r}: expected file {f} is missing")
+    absent = [str(f) for f in files if not f.exists()]
+    if absent:
+        raise DatasetUnavailable(f"data set {setup.name!r}: {', '.join(absent)} absent; {HOW}")
     X, raw = read_libsvm_raw(files, n_features=setup.n_features)
     return X.toarray(), raw.astype(np.int64)
 

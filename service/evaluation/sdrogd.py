@@ -1,4 +1,4 @@
-"""The SDROGD paper's protocol (Xue & Ren 2020, §5.2; algorithms-round2.md §1 "Reproduction").
+"""The SDROGD paper's protocol (Xue & Ren 2020, §5.2; docs/learners.md §8 "Reproduction").
 
 For each of ``repeats`` (5) repeats:
 

@@ -25,13 +25,14 @@ from typing import Any
 from .acog import ACOG, ACOGDiag
 from .arow import AROW
 from .base import Learner, OnlineLearner, StreamResult, UpdateInfo, register
-from .ensemble import DEFAULT_GRID, NONLINEAR_MAX_FEATURES, EtaGrid, families_for
+from .ensemble import DEFAULT_GRID, EtaGrid
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
 from .forest.learner import AMF
 from .nonlinear import FOGD, NOGD, Quadratic
 from .oli2ds import OLI2DS
 from .opid.learner import OPID
+from .roster import NONLINEAR_MAX_FEATURES, families_for, forests_for
 from .sdrogd import SDROGD, Pegasos
 from .sketch import SACOG, SSACOG
 from .warm_up import WarmUp, warm_up
@@ -39,15 +40,15 @@ from .warm_up import WarmUp, warm_up
 ALGORITHMS: dict[str, type[Learner]] = register(
     [
         *(Perceptron, PA1, PAUM, CPAPB, ROMMA, AROW, COG, ACOG, ACOGDiag, SACOG, SSACOG, OLI2DS, OPID),
-        *(SDROGD, Pegasos),  # algorithms-round2.md §1
-        *(Quadratic, FOGD, NOGD),  # issue 20: nonlinear members
+        *(SDROGD, Pegasos),  # docs/learners.md §8
+        *(Quadratic, FOGD, NOGD),  # the nonlinear members
         AMF,  # the Aggregated Mondrian Forest (service.learners.forest)
     ]
 )
 """Every algorithm by name: the one place a new learner is registered."""
 
 
-ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window", "members")
+ENSEMBLE_PARAMS = ("eta_grid", "objective", "c_p", "selection", "window", "members", "inputs")
 
 
 def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
@@ -59,8 +60,10 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
     ``objective`` (``"sum"`` with ``alpha_p`` or ``"cost"`` with ``c_p``), over all labels
     (``selection="leader"``) or the last ``window`` ones (``selection="window"``).
     ``loss="auto"`` adds members for both losses (II first, then I). ``members="all"`` adds
-    nonlinear families (ACOG-diag over quadratic and over random Fourier features) for
-    ``n_features <= NONLINEAR_MAX_FEATURES`` (:mod:`service.learners.ensemble`).
+    the quadratic family (ACOG-diag over the quadratic features) for ``n_features <=
+    NONLINEAR_MAX_FEATURES``, ``members="auto"`` the forest too, by the rule of
+    :mod:`service.learners.roster`; ``inputs`` the input forms (``["l2", "standard"]``, say; default
+    ``["raw"]``, the input as given).
     """
     try:
         cls = ALGORITHMS[algorithm]
@@ -78,10 +81,16 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
         if losses is not None:
             del params["loss"]
         alpha_p = params.pop("alpha_p", 0.5)
-        families = families_for(options.pop("members", "linear"), n_features)
-        return EtaGrid(
-            cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, families=families, **options, **params
+        members = options.pop("members", "linear")
+        copies = len(options.get("inputs", ("raw",)))
+        families, forests = (
+            families_for(members, n_features),
+            forests_for(members, n_features, params, copies),
         )
+        return EtaGrid(
+            cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, families=families, forests=forests,
+            **options, **params,
+        )  # fmt: skip
     stray = [k for k in ENSEMBLE_PARAMS if k in params]
     if stray:
         raise InvalidParameter(stray[0], 'only applies with eta="auto"')

@@ -90,19 +90,17 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import driver
-from .contract import OnlineLearner as OnlineLearner
-from .contract import StreamResult as StreamResult
-from .contract import UpdateInfo as UpdateInfo
 from .driver import NoParams, RhoConfig, RhoMode
-from .errors import InvalidInput, InvalidParameter, StateBorrowed
+from .errors import InvalidInput, InvalidParameter
 from .inputs import SparseVector, canonical, with_intercept
-from .migration import FeatureMigration, migrate
+from .interface import LearnerInterface
 from .params import COMMON_PARAMS as COMMON_PARAMS
 from .params import COST_PARAMS as COST_PARAMS
 from .params import _real as _real
@@ -118,6 +116,43 @@ STATE_FORMAT = 1
 """Version of the ``to_state`` layout; ``load_state`` refuses any other."""
 
 
+@dataclass(frozen=True, slots=True)
+class UpdateInfo:
+    """What one call to ``learn`` did.
+
+    ``score`` is ``mu . x`` before the update (so ``sign(score)`` is the online
+    prediction), ``loss`` the loss that drove the update (0 when none), ``updated``
+    whether the weights moved, ``rho`` the bias that was in use.
+    """
+
+    score: float
+    loss: float
+    updated: bool
+    rho: float
+
+    @property
+    def prediction(self) -> int:
+        return 1 if self.score >= 0.0 else -1
+
+
+@dataclass(frozen=True, slots=True)
+class StreamResult:
+    """Progressive-validation output of :meth:`Learner.run`."""
+
+    scores: np.ndarray  # float64, mu . x_i before learning row i
+    updated: np.ndarray  # bool, whether row i moved the weights
+
+    @property
+    def predictions(self) -> np.ndarray:
+        return np.where(self.scores >= 0.0, 1, -1).astype(np.int8)
+
+
+OnlineLearner = LearnerInterface
+"""What the service needs of a learner: :class:`Learner` and the ``eta="auto"`` ensemble
+(:class:`service.learners.ensemble.EtaGrid`) both derive from it. See the module docstring for the
+meaning of each member."""
+
+
 def read_only(arr: np.ndarray) -> np.ndarray:
     """A view of ``arr`` that cannot be written through."""
     view = arr.view()
@@ -125,11 +160,12 @@ def read_only(arr: np.ndarray) -> np.ndarray:
     return view
 
 
-class Learner:
-    """Base class: validation, state and the two call paths. See the module docstring."""
+class Learner(LearnerInterface):
+    """Base class of a single learner: validation, state and the two call paths. See the module
+    docstring; what it shares with the ensemble is in :class:`LearnerInterface`."""
 
-    algorithm: ClassVar[str]
-    """Registry name, e.g. ``"acog"``."""
+    algorithm: str
+    """Registry name, e.g. ``"acog"`` (a class attribute of each algorithm)."""
     own_params: ClassVar[dict[str, tuple[Any, Callable[[Any], Any]]]] = {}
     """Hyper-parameters of this algorithm: name -> (default, check)."""
     cost_sensitive: ClassVar[bool] = True
@@ -154,7 +190,7 @@ class Learner:
             raise InvalidParameter(
                 unknown[0], f"is not a parameter of {self.algorithm} (it takes: {', '.join(spec)})"
             )
-        self.params: dict[str, Any] = {
+        self._params: dict[str, Any] = {
             name: check(params[name]) if name in params else default
             for name, (default, check) in spec.items()
         }
@@ -177,6 +213,11 @@ class Learner:
         if self.params["fit_intercept"]:
             value = float(self.params["intercept_value"])
             self._intercept = np.array([self.n_features], np.int64), np.array([value], np.float64)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The checked hyper-parameters, defaults filled in."""
+        return self._params
 
     # --- what subclasses provide ---------------------------------------------------------
 
@@ -229,10 +270,6 @@ class Learner:
         if intercept is None:
             return vector
         return np.concatenate((vector[0], intercept[0])), np.concatenate((vector[1], intercept[1]))
-
-    def predict(self, x: Any) -> int:
-        """``sign(mu . x)`` with ``sign(0) = +1``: +1 is the anomaly class."""
-        return 1 if self.score(x) >= 0.0 else -1
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         """One online round: score ``x``, suffer the loss for label ``y``, update.
@@ -362,11 +399,6 @@ class Learner:
     def state_nbytes(self) -> int:
         return sum(int(a.nbytes) for a in self._arrays.values())
 
-    def migrate(self, migration: FeatureMigration) -> OnlineLearner:
-        """This learner carried onto a new feature schema (:mod:`service.learners.migration`); the
-        learner itself is left as it was."""
-        return migrate(self, migration)
-
     def _state_templates(self, state: Mapping[str, Any]) -> Mapping[str, np.ndarray]:
         """The arrays ``load_state`` takes, each with the dtype and shape it must have: the current
         ones (a learner whose shapes depend on its state, OPID, derives them from ``state``)."""
@@ -387,10 +419,6 @@ class Learner:
         }
         state.update({name: share(arr) for name, arr in self._arrays.items()})
         return state
-
-    def _refuse_if_borrowed(self) -> None:
-        if self._borrows:
-            raise StateBorrowed(f"the state of this {self.algorithm} learner is borrowed (borrowed_state)")
 
     def _fresh_state(self) -> dict[str, np.ndarray]:
         arrays = {"counts": np.zeros(2, dtype=np.int64)}  # [t_p, t_n], read by the driver

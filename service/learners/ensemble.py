@@ -1,43 +1,32 @@
-"""``eta = "auto"``: online learning-rate selection over a grid, without hindsight.
+"""``eta = "auto"``: online selection over members, without hindsight.
 
 The paper picks ``eta`` per data set from the whole stream's results; a service cannot.
-:class:`EtaGrid` runs ``K`` members of one algorithm, member ``k`` with ``eta = grid[k]``
-(default ``{0.3, 1, 3, 10, 30}``, chosen by ``python -m bench.quality --study``: on L2-normalised
+:class:`EtaGrid` runs members of one algorithm, one per ``eta`` of a grid (default
+``{0.3, 1, 3, 10, 30}``, chosen by ``python -m bench.quality --study``: on L2-normalised
 streams it beat the decade grid ``{0.01, ..., 100}`` on mean sum and mean cost over the
-nine benchmark data sets, see ``docs/benchmarks.md``). Every member learns every label. Each member's
-*own* online predictions (made before it learns each label) give it running counts
-``T_p, T_n, M_p, M_n`` and so a running value of the model's objective:
+nine benchmark data sets, see ``docs/benchmarks.md``) and, with ``losses`` (``loss="auto"`` in
+:func:`service.learners.create`), per loss: ``len(losses) * len(grid)`` members, loss-major in the
+order given (loss II first by default). Every member learns every label.
 
-- ``sum``: ``alpha_p * sens + alpha_n * spec`` (higher is better; a class not seen yet
-  contributes its share as if perfect, so an early stream does not favour a member by
-  accident of NaN);
-- ``cost``: ``c_p * M_p + c_n * M_n`` (lower is better).
+**Families and input forms** (:mod:`service.learners.roster`). ``families`` adds learners over a
+feature map that span the same losses and grid (ACOG-diag over the quadratic features
+``D = d + d (d + 1) / 2``, the degree-2 polynomial kernel ``x . x' + (x . x')^2``); ``forests``
+adds learners without a rate or a loss (the forest), one member each. ``inputs`` runs every family
+once per input form (:mod:`service.learners.member_inputs`: per-example L2, online
+standardisation, or the input as given). Members are ordered family by family (the linear one
+first), then by input form, then by ``(loss, eta)``, so a tie goes to a linear member. With
+``inputs=("raw",)`` and no families the ensemble is the linear one of earlier versions, bit for
+bit. Memory: every member's arrays (a diagonal Sigma and ``w`` over ``D + 1`` coordinates for the
+quadratic family, 9 KB at ``d = 32``) and the standardisation's two vectors;
+``python -m bench.ensemble_cost`` measures the cost per label against the linear ensemble.
 
-With ``losses`` (``loss="auto"`` in :func:`service.learners.create`) the members also span
-the losses: ``K = len(losses) * len(grid)`` members, loss-major in the order given (loss II
-first by default), so that ``python -m bench.quality --study`` measured: members over both losses
-beat VW on mean cost where loss II alone did not.
-
-The ensemble predicts with the **leader**: the member with the best objective over the
-labels so far (``selection="leader"``) or over the last ``window`` labels only
-(``selection="window"``, for drifting streams). Ties go to the earlier member in the grid;
-objectives within a relative ``1e-12`` of the best count as tied, so that floating-point
-rounding cannot break a tie that is exact in the counts (with ``c_p = 0.9``, nine false
-alarms cost exactly one missed anomaly, but ``9 * (1 - 0.9)`` is not ``0.9`` in floating point).
-The selection is a function of the counts alone, so it is deterministic and survives a
-checkpoint exactly: the state holds every member.
-
-**Nonlinear members** (``members="all"``, issue 20): for ``d <= NONLINEAR_MAX_FEATURES`` (32) the
-candidates also hold a *family* over a feature map (:mod:`service.learners.nonlinear`) that spans
-the same losses and grid: ACOG-diag over the quadratic features ``D = d + d (d + 1) / 2`` (the
-degree-2 polynomial kernel ``x . x' + (x . x')^2``). Its members come after the linear ones, so a
-tie still goes to a linear member. Above the threshold, and with ``members="linear"`` (the
-default), the ensemble is the linear one, bit for bit. Memory: a diagonal Sigma and ``w`` over
-``D + 1`` coordinates per member, 9 KB at ``d = 32``. Cost per label: ``O(nnz(x)^2)`` per member
-against the linear ACOG members' ``O(d^2)``; ``python -m bench.ensemble_cost`` measures the ratio
-to the linear ensemble at several ``d`` (docs/benchmarks.md). At ``d = 32`` the quadratic map
-already has 560 coordinates; beyond it the ratio grows with ``d`` and VW's ``-q`` row shows
-its gains on the low-dimensional streams (``d <= 19``).
+**Combining** the members: ``selection="hedge"`` (:mod:`service.learners.hedge`) predicts by a
+Fixed-Share vote of every member, weighted by its class-balanced (``sum``) or cost-weighted
+(``cost``) mistakes, so that the vote moves to a member that becomes better later (a forest after
+its first hundreds of labels); ``selection="leader"`` (:mod:`service.learners.selection`) predicts
+with the member with the best running objective over all labels so far, ``"window"`` over the last
+``window`` labels. ``python -m bench.quality.combiners`` compared them (and AdaNormalHedge, stacking,
+an online threshold) on the tuning set; ``docs/benchmarks.md`` has the figures.
 """
 
 from __future__ import annotations
@@ -45,68 +34,74 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
-from .errors import InvalidInput, InvalidParameter, StateBorrowed
+from .errors import InvalidInput, InvalidParameter
+from .hedge import ALPHA, ETA, hedge_steps, hedge_vote
 from .inputs import SparseVector
-from .migration import FeatureMigration, migrate
-from .nonlinear import FOGD, Quadratic, check_map_fits, mapped_dimension
+from .interface import LearnerInterface
+from .member_inputs import MemberInputs, nonzero
+from .nonlinear import check_map_fits, mapped_dimension
+from .roster import Family, family_name
+from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
-NONLINEAR_MAX_FEATURES = 32
-"""``members="all"`` adds the nonlinear families only for ``d <=`` this (see the module docstring)."""
-Members = Literal["linear", "all"]
-Family = tuple[type[Learner], dict[str, Any]]
-NONLINEAR_FAMILIES: tuple[Family, ...] = ((Quadratic, {"update": "acog-diag"}),)
-"""Random Fourier features (``FOGD``, ``D = 200``) are left out: at ``d <= 16`` they cost 5x the
-quadratic family per label (``200 d`` cosines and products against ``d^2 / 2`` products)."""
-RFF_FAMILY: Family = (FOGD, {"update": "acog-diag", "n_components": 200, "seed": 0})
 
 
-def families_for(members: Any, n_features: int) -> tuple[Family, ...]:
-    """The nonlinear families of ``members`` (``"linear"`` or ``"all"``) at dimension ``d``."""
-    if members not in ("linear", "all"):
-        raise InvalidParameter("members", f'must be "linear" or "all", got {members!r}')
-    return NONLINEAR_FAMILIES if members == "all" and n_features <= NONLINEAR_MAX_FEATURES else ()
+def _check_options(grid: Sequence[float], objective: Any, selection: Any, c_p: float, window: Any) -> None:
+    values = [float(v) for v in grid]
+    if not values or any(not (math.isfinite(v) and v > 0) for v in values) or len(set(values)) != len(values):
+        raise InvalidParameter("eta_grid", f"must be distinct finite numbers > 0, got {list(grid)!r}")
+    if objective not in ("sum", "cost"):
+        raise InvalidParameter("objective", f'must be "sum" or "cost", got {objective!r}')
+    if selection not in ("leader", "window", "hedge"):
+        raise InvalidParameter("selection", f'must be "leader", "window" or "hedge", got {selection!r}')
+    if not 0.0 < c_p < 1.0:
+        raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise InvalidParameter("window", f"must be an integer >= 1, got {window!r}")
 
 
-def family_name(family: Family) -> str:
-    """``"quadratic/acog-diag"``: the map's learner and the learner over the map."""
-    cls, options = family
-    return f"{cls.algorithm}/{options.get('update', 'ogd')}"
+def _check_fits(cls: type[Learner], n_features: int, params: dict[str, Any], copies: int) -> None:
+    """Refuse (by name) a family whose ``copies`` members' arrays exceed the memory budget."""
+    spec = cls.param_spec()
+    if "memory_budget" not in spec:
+        return
+    dim = n_features + (1 if params.get("fit_intercept") else 0)
+    budget = params.get("memory_budget", spec["memory_budget"][0])
+    if "update" not in spec:
+        check_sigma_fits(cls.algorithm, dim, budget, copies=copies)
+        return
+    check_map_fits(cls.algorithm, n_features, params, copies=copies)  # a map's learner
+    if params.get("update") == "acog":
+        dim += mapped_dimension(cls.algorithm, n_features, params) - n_features
+        check_sigma_fits(f"{cls.algorithm} (update acog)", dim, budget, copies=copies)
 
 
-Objective = Literal["sum", "cost"]
-Selection = Literal["leader", "window"]
+def _check_forests_fit(n_features: int, params: dict[str, Any], copies: int) -> None:
+    """Refuse (by name) forest members whose trees, at their full node budget, exceed the budget."""
+    from .covariance import DEFAULT_MEMORY_BUDGET
+    from .forest.learner import forest_nbytes
+
+    need, budget = (
+        copies * forest_nbytes(n_features, params),
+        params.get("memory_budget", DEFAULT_MEMORY_BUDGET),
+    )
+    if need > budget:
+        raise InvalidParameter(
+            "n_features",
+            f"{copies} forest members of {n_features} features take {need / 2**20:.1f} MiB at full node "
+            f'budget, over the memory budget of {budget / 2**20:.1f} MiB: auto_members "all"',
+        )
 
 
-def objective_values(counts: np.ndarray, objective: Objective, alpha_p: float, c_p: float) -> np.ndarray:
-    """Per-member objective, higher is better. ``counts`` is ``(..., K, 4)`` of ``t_p, t_n, m_p, m_n``."""
-    t_p, t_n, m_p, m_n = (counts[..., i].astype(np.float64) for i in range(4))
-    if objective == "cost":
-        return -(c_p * m_p + (1.0 - c_p) * m_n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sens = np.where(t_p > 0, (t_p - m_p) / t_p, 1.0)
-        spec = np.where(t_n > 0, (t_n - m_n) / t_n, 1.0)
-    return alpha_p * sens + (1.0 - alpha_p) * spec
-
-
-TIE_TOLERANCE = 1e-12
-
-
-def best_member(values: np.ndarray) -> Any:
-    """Index (along the last axis) of the best objective; near-ties go to the earliest member."""
-    top = values.max(axis=-1, keepdims=True)
-    return np.argmax(values >= top - TIE_TOLERANCE * np.maximum(1.0, np.abs(top)), axis=-1)
-
-
-class EtaGrid:
-    """K learners that differ only in ``eta`` (and the loss, with ``losses``); predictions
-    follow the best so far."""
+class EtaGrid(LearnerInterface):
+    """Members that differ in ``eta``, the loss, the family and the input form; predictions follow
+    the best so far."""
 
     def __init__(
         self,
@@ -121,25 +116,13 @@ class EtaGrid:
         window: int = 1000,
         losses: Sequence[str] | None = None,
         families: Sequence[Family] = (),
+        forests: Sequence[Family] = (),
+        inputs: Sequence[str] = ("raw",),
         **params: Any,
     ) -> None:
         if "eta" not in algorithm.param_spec():
             raise InvalidParameter("eta", f'{algorithm.algorithm} has no learning rate to set to "auto"')
-        values = [float(v) for v in grid]
-        if (
-            not values
-            or any(not (math.isfinite(v) and v > 0) for v in values)
-            or len(set(values)) != len(values)
-        ):
-            raise InvalidParameter("eta_grid", f"must be distinct finite numbers > 0, got {list(grid)!r}")
-        if objective not in ("sum", "cost"):
-            raise InvalidParameter("objective", f'must be "sum" or "cost", got {objective!r}')
-        if selection not in ("leader", "window"):
-            raise InvalidParameter("selection", f'must be "leader" or "window", got {selection!r}')
-        if not 0.0 < c_p < 1.0:
-            raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise InvalidParameter("window", f"must be an integer >= 1, got {window!r}")
+        _check_options(grid, objective, selection, c_p, window)
         if losses is not None:
             if "loss" not in algorithm.param_spec():
                 raise InvalidParameter("loss", f'{algorithm.algorithm} has no loss to set to "auto"')
@@ -147,78 +130,71 @@ class EtaGrid:
                 raise InvalidParameter(
                     "loss", f'the losses of "auto" must be distinct "I"/"II", got {losses!r}'
                 )
-        member_losses: Sequence[str | None] = losses if losses is not None else [None]
-        configs = [(loss, eta) for loss in member_losses for eta in values]
-        if "memory_budget" in algorithm.param_spec():
-            dim = n_features + (1 if params.get("fit_intercept") else 0)
-            budget = params.get("memory_budget", algorithm.param_spec()["memory_budget"][0])
-            if "update" not in algorithm.param_spec():
-                check_sigma_fits(algorithm.algorithm, dim, budget, copies=len(configs))
-            else:  # a map's learner: its map's arrays, and Sigma over the mapped coordinates
-                check_map_fits(algorithm.algorithm, n_features, params, copies=len(configs))
-                if params.get("update") == "acog":
-                    dim += mapped_dimension(algorithm.algorithm, n_features, params) - n_features
-                    check_sigma_fits(f"{algorithm.algorithm} (update acog)", dim, budget, copies=len(configs))
+        self.inputs = MemberInputs(inputs, int(n_features))
+        forms = self.inputs.forms
         if "rho" in algorithm.param_spec():
             params["alpha_p"] = alpha_p
-        self.members = [
-            algorithm(n_features, eta=eta, **params, **({} if loss is None else {"loss": loss}))
-            for loss, eta in configs
+        values = tuple(float(v) for v in grid)
+        configs = [(loss, eta) for loss in (losses if losses is not None else [None]) for eta in values]
+        spanning: list[Family] = [(algorithm, {}), *families]
+        self.members: list[Learner] = []
+        self.member_algorithms: list[str] = []
+        self.member_forms: list[str] = []
+        for k, (cls, options) in enumerate(spanning):
+            shared = params if k == 0 else {key: v for key, v in params.items() if key in cls.param_spec()}
+            _check_fits(cls, n_features, {**shared, **options}, copies=len(configs) * len(forms))
+            name = cls.algorithm if k == 0 else family_name((cls, options))
+            for form in forms:
+                for loss, eta in configs:
+                    extra = {} if loss is None else {"loss": loss}
+                    self.members.append(cls(n_features, eta=eta, **{**shared, **options, **extra}))
+                    self.member_algorithms.append(name)
+                    self.member_forms.append(form)
+        for cls, options in forests:
+            shared = {key: v for key, v in params.items() if key in cls.param_spec()}
+            _check_forests_fit(n_features, {**shared, **options}, copies=len(forms))
+            for form in forms:
+                self.members.append(cls(n_features, **{**shared, **options}))
+                self.member_algorithms.append(family_name((cls, options)))
+                self.member_forms.append(form)
+        self.configs: list[tuple[str | None, float | None]] = [
+            (m.params.get("loss"), m.params.get("eta")) for m in self.members
         ]
-        self.families = tuple(families)
-        for cls, options in self.families:
-            shared = {k: v for k, v in params.items() if k in cls.param_spec()}
-            if options.get("update") == "acog":
-                dim = mapped_dimension(cls.algorithm, n_features, options) + (
-                    1 if shared.get("fit_intercept") else 0
-                )
-                budget = shared.get("memory_budget", cls.param_spec()["memory_budget"][0])
-                check_sigma_fits(cls.algorithm, dim, budget, copies=len(configs))
-            self.members += [
-                cls(n_features, eta=eta, **shared, **options, **({} if loss is None else {"loss": loss}))
-                for loss, eta in configs
-            ]
-        member_configs = configs * (1 + len(self.families))
-        self.member_algorithms = [algorithm.algorithm] * len(configs) + [
-            family_name(f) for f in self.families for _ in configs
-        ]
-        self.configs = [
-            (m.params.get("loss"), eta) for m, (_, eta) in zip(self.members, member_configs, strict=True)
-        ]
-        self.grid = tuple(values)
-        self.losses = tuple(losses) if losses is not None else None
+        self.families, self.forests = tuple(families), tuple(forests)
+        self.grid, self.losses = values, tuple(losses) if losses is not None else None
         self.algorithm = f"auto:{algorithm.algorithm}"
-        self.n_features = n_features
+        self.n_features = int(n_features)
         self.objective: Objective = objective
-        self.alpha_p = alpha_p
-        self.c_p = c_p
+        self.alpha_p, self.c_p = alpha_p, c_p
         self.selection: Selection = selection
         self.window = window
-        k = len(self.members)
-        self._counts = np.zeros((k, 4), dtype=np.int64)  # all-time, per member
-        self._window_counts = np.zeros((k, 4), dtype=np.int64)  # over the last `window` labels
-        self._recent = np.zeros((window, k, 4), dtype=np.int8)  # ring of per-label increments
-        self._cursor = np.zeros(2, dtype=np.int64)  # [next slot, labels seen]
+        self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
+        self._tally = Tally(len(self.members), window)
+        self._log_w = np.full(len(self.members), -math.log(len(self.members)))  # the hedge's weights
         self._leader: int | None = None  # cache of leader(); None once the counts change
         self._borrows = 0
 
     # --- selection ------------------------------------------------------------------------
 
     def leader(self) -> int:
-        """Index of the member that predicts now (recomputed only after the counts change)."""
+        """Index of the member that predicts now, or with ``"hedge"`` the heaviest in the vote
+        (recomputed only after the counts change)."""
+        if self._leader is None and self.selection == "hedge":
+            self._leader = int(np.argmax(self._log_w))
         if self._leader is None:
-            counts = self._counts if self.selection == "leader" else self._window_counts
+            counts = self._tally.counts if self.selection == "leader" else self._tally.window_counts
             self._leader = int(best_member(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
         return self._leader
 
     @property
     def eta(self) -> float:
-        """The learning rate in use."""
-        return self.configs[self.leader()][1]
+        """The learning rate in use (NaN while a member without one leads)."""
+        eta = self.configs[self.leader()][1]
+        return math.nan if eta is None else float(eta)
 
     @property
     def loss(self) -> str | None:
-        """The loss in use (None for an algorithm without one)."""
+        """The loss in use (None for a member without one)."""
         return self.configs[self.leader()][0]
 
     def describe(self) -> dict[str, Any]:
@@ -226,62 +202,107 @@ class EtaGrid:
         leading member's index and every member's loss, eta and objectives
         (:meth:`member_objectives`), plus the leader's own facts (its ``"sketch"``, say)."""
         leader = self.leader()
-        eta = {"selected": self.eta, "loss": self.loss, "leader": leader, "members": self.member_objectives()}
-        return {**self.members[leader].describe(), "eta": eta}
+        eta = self.configs[leader][1]
+        facts = {"selected": eta, "loss": self.loss, "leader": leader, "members": self.member_objectives()}
+        return {**self.members[leader].describe(), "eta": facts}
 
     def member_objectives(self) -> list[dict[str, Any]]:
-        """Each member's loss, eta and running objective (all-time and over the window)."""
-        all_time = objective_values(self._counts, self.objective, self.alpha_p, self.c_p)
-        windowed = objective_values(self._window_counts, self.objective, self.alpha_p, self.c_p)
+        """Each member's loss, eta and running objective (all-time and over the window), and, once
+        there is more than one, its learner and input form."""
+        tally = self._tally
+        all_time = objective_values(tally.counts, self.objective, self.alpha_p, self.c_p)
+        windowed = objective_values(tally.window_counts, self.objective, self.alpha_p, self.c_p)
         sign = -1.0 if self.objective == "cost" else 1.0
         out = [
             {"loss": loss, "eta": eta, "objective": sign * float(a), "window_objective": sign * float(w)}
             for (loss, eta), a, w in zip(self.configs, all_time, windowed, strict=True)
         ]
-        if self.families:  # which learner each member is, once there is more than one
+        if self.families or self.forests:
             for member, name in zip(out, self.member_algorithms, strict=True):
                 member["algorithm"] = name
+        if self.inputs.forms != ("raw",):
+            for member, form in zip(out, self.member_forms, strict=True):
+                member["input"] = form
+        if self.selection == "hedge":
+            weights = np.exp(self._log_w - self._log_w.max())
+            for member, w in zip(out, weights / weights.sum(), strict=True):
+                member["weight"] = float(w)
         return out
 
     # --- the learner contract -------------------------------------------------------------
 
     def score(self, x: Any) -> float:
-        return self.members[self.leader()].score(x)
-
-    def predict(self, x: Any) -> int:
-        return 1 if self.score(x) >= 0.0 else -1
+        """The leader's score, or with ``"hedge"`` the weighted vote of the members' predictions
+        (in ``[-1, 1]``; its sign is the prediction)."""
+        if self.selection == "hedge":
+            vectors = self.inputs.vectors(x)
+            row = np.array(
+                [[m.predict(vectors[f]) for m, f in zip(self.members, self.member_forms, strict=True)]]
+            )
+            return float(hedge_vote(self._log_w, row.astype(np.int8)[0]))
+        leader = self.leader()
+        vector = self.inputs.vectors(x)[self.member_forms[leader]]
+        return self.members[leader].score(vector)
 
     def score_unchecked(self, vector: SparseVector) -> float:
-        return self.members[self.leader()].score_unchecked(vector)
+        """:meth:`score` of a vector validated at the edge: each input form is still made (L2,
+        standardisation), only the checks are not repeated."""
+        if self.selection == "hedge":
+            kernels = self._kernel_vectors(self.inputs.vectors_unchecked(vector))
+            pairs = zip(self.members, self.member_forms, strict=True)
+            row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
+            return float(hedge_vote(self._log_w, row))
+        leader = self.leader()
+        form = self.member_forms[leader]
+        kernel = self._kernel_vectors(self.inputs.vectors_unchecked(vector, forms=(form,)))[form]
+        return self.members[leader].score_checked(kernel)
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
-        vector, label = self.members[0].checked(x, y)  # once for all: members share the input form
-        return self._learn_members(vector, label)
+        label = Learner._label(y)
+        vectors = self.inputs.vectors(x, learn=True)  # checks x before anything changes
+        kernels = {f: self.members[ks[0]].checked(vectors[f], label)[0] for f, ks in self._by_form.items()}
+        return self._learn_members(kernels, label)  # each form checked once for its members
 
     def learn_unchecked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        """:meth:`learn` of a vector validated at the edge and a label in {-1, +1}: every input form
+        is made (the standardisation learns ``vector``), nothing is checked again."""
         self._refuse_if_borrowed()
-        return self._learn_members(self.members[0].kernel_vector(vector), y)
+        return self._learn_members(self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn=True)), y)
 
-    def _learn_members(self, vector: SparseVector, label: int) -> UpdateInfo:
+    def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:
+        """Each form's vector as its members' kernels read it, unchecked: the bits :meth:`learn`'s
+        ``checked`` gives. A transformed form (L2, standardised) loses the zeros that underflow made,
+        as ``checked`` drops them for a member that does not read presence; the intercept is appended."""
+        out = {}
+        for form, vector in vectors.items():
+            member = self.members[self._by_form[form][0]]
+            if form != "raw" and not member.needs_presence:
+                vector = nonzero(vector)
+            out[form] = member.kernel_vector(vector)
+        return out
+
+    def _learn_members(self, kernels: dict[str, SparseVector], label: int) -> UpdateInfo:
+        """One round for every member on its form's kernel vector; the selection learns the round."""
         chosen = self.leader()
-        infos = [m.learn_checked(vector, label) for m in self.members]
-        step = np.zeros((len(infos), 4), dtype=np.int8)
-        for k, info in enumerate(infos):
-            wrong = info.prediction != label
-            step[k] = (1, 0, wrong, 0) if label == 1 else (0, 1, 0, wrong)
-        self._record(step)
+        infos: list[UpdateInfo] = [None] * len(self.members)  # type: ignore[list-item]
+        for form, ks in self._by_form.items():
+            for k in ks:
+                infos[k] = self.members[k].learn_checked(kernels[form], label)
+        predictions = np.array([[i.prediction for i in infos]], dtype=np.int8)
         lead = infos[chosen]
-        return UpdateInfo(lead.score, lead.loss, any(i.updated for i in infos), lead.rho)
-
-    def _record(self, step: np.ndarray) -> None:
+        score = lead.score
+        if self.selection == "hedge":
+            score = float(self._hedge(predictions, np.array([label], dtype=np.int64))[0])
         self._leader = None
-        slot = int(self._cursor[0])
-        self._counts += step
-        self._window_counts += step.astype(np.int64) - self._recent[slot]
-        self._recent[slot] = step
-        self._cursor[0] = (slot + 1) % self.window
-        self._cursor[1] += 1
+        self._tally.record(steps_of(np.array([label]), predictions)[0])
+        return UpdateInfo(score, lead.loss, any(i.updated for i in infos), lead.rho)
+
+    def _hedge(self, predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The votes before each label; the weights learn them (the class counts from the tally)."""
+        counts = self._tally.counts[0, :2].copy()
+        cost = self.objective == "cost"
+        return np.asarray(hedge_steps(self._log_w, counts, predictions, labels, cost, self.c_p, ETA, ALPHA))
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation; bit-identical to :meth:`learn` row by row (state included).
@@ -290,41 +311,22 @@ class EtaGrid:
         leader before every row then follows from cumulative counts.
         """
         self._refuse_if_borrowed()
-        results = [m.run(X, y) for m in self.members]
+        streams = self.inputs.streams(X, y)  # checks X and y before anything changes
+        results = [m.run(streams[form], y) for m, form in zip(self.members, self.member_forms, strict=True)]
         labels = np.asarray(y).astype(np.int64)
-        n, k = labels.shape[0], len(results)
-        pos = labels == 1
-        steps = np.zeros((n, k, 4), dtype=np.int8)
-        for j, r in enumerate(results):
-            wrong = r.predictions != labels
-            steps[:, j] = np.stack([pos, ~pos, pos & wrong, ~pos & wrong], axis=1)
-        if self.selection == "leader":
-            before = self._counts + np.cumsum(steps, axis=0, dtype=np.int64) - steps
-        else:  # the ring's content, oldest first, then this stream: window sums by differences
-            slot = int(self._cursor[0])
-            history = np.concatenate([np.roll(self._recent, -slot, axis=0), steps]).astype(np.int64)
-            totals = np.concatenate([np.zeros((1, k, 4), np.int64), np.cumsum(history, axis=0)])
-            w = self.window
-            before = totals[w : w + n] - totals[:n]
-        chosen = best_member(objective_values(before, self.objective, self.alpha_p, self.c_p))
-        all_scores = np.stack([r.scores for r in results], axis=1)
-        scores = all_scores[np.arange(n), chosen]
+        n = labels.shape[0]
+        predictions = np.stack([r.predictions for r in results], axis=1)
+        steps = steps_of(labels, predictions)
+        if self.selection == "hedge":
+            scores = self._hedge(np.ascontiguousarray(predictions, dtype=np.int8), labels)
+        else:
+            before = self._tally.before_each(steps, self.selection)
+            chosen = best_member(objective_values(before, self.objective, self.alpha_p, self.c_p))
+            scores = np.stack([r.scores for r in results], axis=1)[np.arange(n), chosen]
         updated = np.any(np.stack([r.updated for r in results], axis=1), axis=1)
-        self._record_many(steps)
-        return StreamResult(scores, updated)
-
-    def _record_many(self, steps: np.ndarray) -> None:
-        """What ``_record`` does for each row of ``steps``, in one go (same resulting state)."""
         self._leader = None
-        n = steps.shape[0]
-        start = int(self._cursor[0])
-        self._counts += steps.sum(axis=0, dtype=np.int64)
-        tail = steps[max(0, n - self.window) :]
-        slots = (start + np.arange(n - tail.shape[0], n)) % self.window
-        self._recent[slots] = tail
-        self._window_counts = self._recent.sum(axis=0, dtype=np.int64)
-        self._cursor[0] = (start + n) % self.window
-        self._cursor[1] += n
+        self._tally.record_many(steps)
+        return StreamResult(scores, updated)
 
     @property
     def rho(self) -> float:
@@ -336,27 +338,28 @@ class EtaGrid:
 
     @property
     def params(self) -> dict[str, Any]:
-        auto = {"eta": "auto", "eta_grid": list(self.grid)}
+        auto: dict[str, Any] = {"eta": "auto", "eta_grid": list(self.grid)}
         if self.losses is not None:
             auto["loss"] = "auto"
-        if self.families:
+        if self.forests:
+            auto["members"] = "auto"
+        elif self.families:
             auto["members"] = "all"
+        if self.inputs.forms != ("raw",):
+            auto["inputs"] = list(self.inputs.forms)
         return {**self.members[0].params, **auto}
 
     def weights(self) -> np.ndarray:
         return self.members[self.leader()].weights()
 
-    def migrate(self, migration: FeatureMigration) -> EtaGrid:
-        """Every member carried onto the new schema; the track records and the leader carry on."""
-        grid: EtaGrid = migrate(self, migration)
-        return grid
-
     def state_nbytes(self) -> int:
-        return sum(m.state_nbytes() for m in self.members) + self._recent.nbytes
+        own = self._tally.recent.nbytes + self._log_w.nbytes + self.inputs.nbytes()
+        return sum(m.state_nbytes() for m in self.members) + own
 
     def to_state(self, copy: bool = True) -> dict[str, Any]:
-        """Every member's state (``members``, by index) and the selection's counts; copies, or
-        unguarded read-only views with ``copy=False`` (see :meth:`Learner.to_state`)."""
+        """Every member's state (``members``, by index), the selection's counts and the inputs'
+        statistics; copies, or unguarded read-only views with ``copy=False`` (see
+        :meth:`Learner.to_state`)."""
         return self._state_dict(
             np.copy if copy else read_only, {str(k): m.to_state(copy) for k, m in enumerate(self.members)}
         )
@@ -373,10 +376,15 @@ class EtaGrid:
             finally:
                 self._borrows -= 1
 
+    def _family_names(self) -> list[str]:
+        return [family_name(f) for f in (*self.families, *self.forests)]
+
     def _state_dict(
         self, share: Callable[[np.ndarray], np.ndarray], members: dict[str, Any]
     ) -> dict[str, Any]:
-        extra = {"families": [family_name(f) for f in self.families]} if self.families else {}
+        extra: dict[str, Any] = {"families": self._family_names()} if self.families or self.forests else {}
+        if self.inputs.forms != ("raw",):
+            extra["inputs"] = list(self.inputs.forms)
         return {
             **extra,
             "format": STATE_FORMAT,
@@ -384,20 +392,16 @@ class EtaGrid:
             "n_features": self.n_features,
             "grid": share(np.array(self.grid)),
             "losses": list(self.losses or []),
-            "member_counts": share(self._counts),
-            "recent": share(self._recent),
-            "cursor": share(self._cursor),
+            **{key: share(arr) for key, arr in self._tally.arrays().items()},
+            **({"hedge_log_w": share(self._log_w)} if self.selection == "hedge" else {}),
+            **self.inputs.state(share),
             "members": members,
         }
 
-    def _refuse_if_borrowed(self) -> None:
-        if self._borrows:
-            raise StateBorrowed(f"the state of this {self.algorithm} ensemble is borrowed (borrowed_state)")
-
     def load_state(self, state: Mapping[str, Any]) -> None:
-        """Replace every member's state and the selection's counts; everything is checked
-        (``format``, algorithm, dimension, grid, losses, members, array shapes) before anything
-        changes."""
+        """Replace every member's state, the selection's counts and the inputs' statistics;
+        everything is checked (``format``, algorithm, dimension, grid, losses, families, inputs,
+        members, array shapes) before anything changes."""
         self._refuse_if_borrowed()
         if state.get("format") != STATE_FORMAT:
             raise InvalidInput("state", f"format is {state.get('format')!r}, expected {STATE_FORMAT!r}")
@@ -407,32 +411,38 @@ class EtaGrid:
             raise InvalidInput("state", "was written with another eta grid")
         if list(state.get("losses", [])) != list(self.losses or []):
             raise InvalidInput("state", "was written with other losses")
-        if list(state.get("families", [])) != [family_name(f) for f in self.families]:
+        if list(state.get("families", [])) != self._family_names():
             raise InvalidInput("state", "was written with other member families")
+        if list(state.get("inputs", ["raw"])) != list(self.inputs.forms):
+            raise InvalidInput("state", "was written with other input forms")
         members = state.get("members", {})
         if sorted(members) != sorted(str(k) for k in range(len(self.members))):
             raise InvalidInput("state", "has the wrong members")
-        checks: dict[str, np.ndarray] = {
-            "member_counts": self._counts,
-            "recent": self._recent,
-            "cursor": self._cursor,
-        }
         arrays = {}
-        for key, current in checks.items():
+        for key, current in self._tally.arrays().items():
             arr = np.asarray(state.get(key))
             if arr.dtype != current.dtype or arr.shape != current.shape:
                 raise InvalidInput(
                     "state", f"{key!r} has {arr.dtype}{arr.shape}, expected {current.dtype}{current.shape}"
                 )
             arrays[key] = np.array(arr, copy=True, order="C")
-        known = {"format", "algorithm", "n_features", "grid", "losses", "members", "families"}
-        extra = set(state) - set(checks) - known
+        if self.selection == "hedge":
+            arr = np.asarray(state.get("hedge_log_w"))
+            if arr.dtype != self._log_w.dtype or arr.shape != self._log_w.shape:
+                raise InvalidInput(
+                    "state", f"'hedge_log_w' has {arr.dtype}{arr.shape}, expected {self._log_w.shape}"
+                )
+            arrays["hedge_log_w"] = np.array(arr, copy=True, order="C")
+        statistics = self.inputs.checked_state(state)
+        known = {"format", "algorithm", "n_features", "grid", "losses", "members", "families", "inputs"}
+        extra = set(state) - set(arrays) - set(statistics) - known
         if extra:
             raise InvalidInput("state", f"unexpected entries {sorted(extra)}")
         clones = [type(m)(m.n_features, **m.params) for m in self.members]
         for clone, k in zip(clones, range(len(clones)), strict=True):
             clone.load_state(members[str(k)])  # validates before anything is replaced
         self.members = clones
-        self._counts, self._recent, self._cursor = arrays["member_counts"], arrays["recent"], arrays["cursor"]
-        self._window_counts = self._recent.sum(axis=0, dtype=np.int64)
+        self._log_w = arrays.pop("hedge_log_w", self._log_w)
+        self._tally.load(arrays)
+        self.inputs.arrays = statistics
         self._leader = None

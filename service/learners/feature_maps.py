@@ -1,5 +1,5 @@
 """Feature maps ``z = phi(x)`` that give a linear learner nonlinear capacity, and the update in the
-mapped space (issue 20). The learners built on them are in :mod:`service.learners.nonlinear`.
+mapped space. The learners built on them are in :mod:`service.learners.nonlinear`.
 
 ``x`` is the canonical sparse input without the intercept (indices ``< n_in``); the intercept,
 when the learner has one, is *not* mapped: it becomes the last coordinate of ``z`` as it is.

@@ -318,13 +318,23 @@ def _migrate_ensemble(grid: Any, migration: FeatureMigration) -> Any:
     if "memory_budget" in first.params:
         dim = migration.n_new + (1 if first.params.get("fit_intercept") else 0)
         check_sigma_fits(first.algorithm, dim, first.params["memory_budget"], copies=len(grid.members))
-    members = [migrate(m, migration) for m in grid.members]
+    members = [_migrate_member(m, migration) for m in grid.members]
     new = copy.copy(grid)
     new.members = members
     new.n_features = migration.n_new
-    for name in ("_counts", "_window_counts", "_recent", "_cursor"):
-        setattr(new, name, getattr(grid, name).copy())
+    new._tally = grid._tally.copy()
+    new._log_w = grid._log_w.copy()
+    new.inputs = grid.inputs.migrated(migration.source)
     new._leader = None
     if hasattr(new, "_borrows"):
         new._borrows = 0
     return new
+
+
+def _migrate_member(member: Any, migration: FeatureMigration) -> Any:
+    """A member on the new schema; a member whose state is defined on its schema alone (a forest's
+    boxes) starts afresh on the new one, the others carry on (the combiner's weights carry on)."""
+    if getattr(member, "migrate_schema", None) is None and member.algorithm not in MIGRATORS:
+        return type(member)(migration.n_new, **member.params)
+    return migrate(member, migration)
+

@@ -1,7 +1,7 @@
 """OLI2DS: passive-aggressive learning when features come and go and the class ratio drifts.
 
 You et al., *Online Learning From Incomplete and Imbalanced Data Streams* (IEEE TKDE 35(10),
-2023), as ``../shared/docs/algorithms-round2.md`` §2 specifies it from the authors' code. Each example
+2023), as ``docs/learners.md`` §9 specifies it from the authors' code. Each example
 carries any subset ``P`` of the feature slots; ``prev`` is the present set of the previous
 labelled example. Features in ``Cm = P ∩ prev`` are *common*, those in ``Nw = P \\ prev`` new or
 returning (with their stored weight), and those in ``prev \\ P`` have vanished: their weights stay

@@ -1,6 +1,6 @@
 """OLI2DS, readable: one round as a pure state transition on ``{index: value}`` examples.
 
-This is ``../shared/docs/algorithms-round2.md`` §2 transcribed with no attention to speed (You et al.,
+This is ``docs/learners.md`` §9 transcribed with no attention to speed (You et al.,
 *Online Learning From Incomplete and Imbalanced Data Streams*, IEEE TKDE 35(10), 2023; the update
 as the authors' code ``youdianlong/OLI2DS`` performs it). The fast learner
 (:mod:`service.learners.oli2ds`) is tested against it; when the two disagree, this file is the one

@@ -1,6 +1,6 @@
 """Readable reference implementations: the specification, transcribed into dense numpy.
 
-Each function below is one round of an algorithm exactly as ``../shared/docs/algorithms.md``
+Each function below is one round of an algorithm exactly as ``docs/learners.md``
 writes it, on dense vectors, with no attention to speed. The fast numba kernels are tested
 against these (``tests/learners/test_maths.py``,
 ``test_fast_kernels_agree_with_the_readable_reference``); when the two disagree, this file is
@@ -186,10 +186,10 @@ STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model
     "sacog": sacog,
     "ssacog": sacog,  # the same model in exact arithmetic
     "opid": opid,  # phase C; the change and phase E: service/learners/opid/reference.py
-    # algorithms-round2.md §1, transcribed in service.learners.sdrogd_reference
+    # docs/learners.md §8, transcribed in service.learners.sdrogd_reference
     "sdrogd": sdrogd_reference.pure(sdrogd_reference.sdrogd),
     "pegasos": sdrogd_reference.pure(sdrogd_reference.pegasos),
-    # issue 20: a feature map and OGD / ACOG over it, in service.learners.nonlinear_reference
+    # the nonlinear members: a feature map and OGD / ACOG over it, in service.learners.nonlinear_reference
     **dict.fromkeys(nonlinear_reference.KINDS, nonlinear_reference.step),
     "amf": forest_reference.step,  # the Aggregated Mondrian Forest, service.learners.forest.reference
 }

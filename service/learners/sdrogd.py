@@ -1,6 +1,6 @@
 """SDROGD (Xue & Ren, *Appl. Intell.* 2020) and mini-batch Pegasos: the numba learners.
 
-The specification is ``../shared/docs/algorithms-round2.md`` §1; the readable transcription the
+The specification is ``docs/learners.md`` §8; the readable transcription the
 kernels are tested against is :mod:`service.learners.sdrogd_reference`.
 
 **SDROGD** is mini-batch Pegasos (hinge loss + ``lam/2 ||w||^2``) plus the LDA-style regulariser

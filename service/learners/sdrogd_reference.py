@@ -1,4 +1,4 @@
-"""Readable reference of SDROGD and Pegasos: ``../shared/docs/algorithms-round2.md`` §1 in dense numpy.
+"""Readable reference of SDROGD and Pegasos: ``docs/learners.md`` §8 in dense numpy.
 
 State in, state out, one labelled example at a time, no attention to speed; the numba kernels of
 :mod:`service.learners.sdrogd` are tested against it (``tests/learners/test_sdrogd.py``). When the

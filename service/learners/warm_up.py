@@ -9,17 +9,25 @@ algorithm) change none of them; whether an input array is writable does (the lab
 examples are read-only views of Redis's bytes). So one tiny learner per algorithm, taken through
 both call paths (``score``/``learn``, and ``run``) with both input forms, writable and read-only,
 compiles everything a model of that algorithm will ever run, plus
-:func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through.
+:func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through, and
+:func:`service.learners.standardise.standardise_rows` (the ensemble's standardised input). A model
+configuration also names the learners its ensemble's families run (``member_algorithms()``).
 
 With :func:`service.jit_cache.configure` called by the process, numba loads the machine code
 from the cache directory when it is there; a warm-up in a process that already ran the
 kernels only re-runs the tiny learners (microseconds).
+
+Progress: inside :func:`reporting`, every warm-up (in this context, threads started from it with
+``asyncio.to_thread`` included) calls the reporter before each algorithm with ``(k, n, name)``
+(algorithm ``k`` of ``n`` is being compiled or loaded) and once at the end with ``(n, n, None)``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -30,6 +38,7 @@ from ..normalization import unit_l2
 from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS
+from .standardise import standardise_rows
 
 
 @runtime_checkable
@@ -42,6 +51,22 @@ class ResolvesAlgorithm(Protocol):
 Target = str | OnlineLearner | ResolvesAlgorithm
 """An algorithm name (``"ssacog"``, or an ensemble's ``"auto:acog"``), a learner, or a model
 configuration."""
+
+
+Reporter = Callable[[int, int, "str | None"], None]
+"""``(k, n, algorithm)``: algorithm ``k`` (1-based) of ``n`` starts; ``(n, n, None)``: all done."""
+
+_reporter: ContextVar[Reporter | None] = ContextVar("warm_up_reporter", default=None)
+
+
+@contextmanager
+def reporting(reporter: Reporter) -> Iterator[None]:
+    """Every :func:`warm_up` in this context reports its progress to ``reporter``."""
+    token = _reporter.set(reporter)
+    try:
+        yield
+    finally:
+        _reporter.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +95,7 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
     unknown algorithm name."""
     from . import ALGORITHMS
 
-    names = sorted({_algorithm(t) for t in targets} if targets is not None else set(ALGORITHMS))
+    names = sorted({n for t in targets for n in _algorithms(t)} if targets is not None else set(ALGORITHMS))
     unknown = [n for n in names if n not in ALGORITHMS]
     if unknown:
         raise InvalidParameter(
@@ -78,9 +103,15 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
         )
     before = _specialisations()
     start = time.perf_counter()
-    for name in names:
+    report = _reporter.get()
+    for k, name in enumerate(names, start=1):
+        if report is not None:
+            report(k, len(names), name)
         _exercise(ALGORITHMS[name])
     unit_l2(np.array([3.0, 4.0]))
+    standardise_rows(np.ones((1, 1)), np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1), True)
+    if report is not None:
+        report(len(names), len(names), None)
     seconds = time.perf_counter() - start
     compiled: list[str] = []
     loaded: list[str] = []
@@ -90,6 +121,13 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
             label = f"{dispatcher.py_func.__qualname__}{tuple(str(t) for t in signature)}"
             (loaded if hits.get(signature) else compiled).append(label)
     return WarmUp(tuple(names), tuple(sorted(compiled)), tuple(sorted(loaded)), seconds)
+
+
+def _algorithms(target: Target) -> list[str]:
+    """The algorithm of ``target`` and, for a configuration whose ensemble runs other learners too
+    (the quadratic family, the forest), theirs."""
+    members = getattr(target, "member_algorithms", None)
+    return [_algorithm(target), *(members() if callable(members) else ())]
 
 
 def _algorithm(target: Target) -> str:

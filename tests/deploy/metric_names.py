@@ -51,6 +51,30 @@ CONTRACT: tuple[Metric, ...] = (
     ),
     Metric("acog_updates_total", "counter", ("model",), "Learner updates applied."),
     Metric(
+        "acog_challenger_labels_total",
+        "counter",
+        ("model", "challenger"),
+        "Labels a challenger learned.",
+    ),
+    Metric(
+        "acog_challenger_weighted_sum",
+        "gauge",
+        ("model", "challenger"),
+        "A challenger's running weighted sum (prequential).",
+    ),
+    Metric(
+        "acog_challenger_weighted_cost",
+        "gauge",
+        ("model", "challenger"),
+        "A challenger's running weighted cost (prequential).",
+    ),
+    Metric(
+        "acog_challenger_agreement",
+        "gauge",
+        ("model", "challenger"),
+        "Share of this process's predictions a challenger, scoring in shadow, labelled as the model did.",
+    ),
+    Metric(
         "acog_drift_total",
         "counter",
         ("model",),
@@ -154,6 +178,7 @@ LABEL_VALUES: dict[str, tuple[str, ...]] = {
     "window": ("1000",),
     "reason": ("unknown_id", "expired", "duplicate"),
     "model": ("default",),
+    "challenger": ("arow",),
 }
 
 

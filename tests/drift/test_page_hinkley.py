@@ -4,13 +4,15 @@ learner's progressive-validation path)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model_store import Example, LogEntry
-from service.drift import DELTA, LAMBDA, MIN_LABELS, DriftMonitor, PageHinkley, class_weights
+from service.drift import DELTA, LAMBDA, MIN_LABELS, POLICY_EVENT, DriftMonitor, PageHinkley, class_weights
 from service.engine.checkpoint import Snapshot
 from service.engine.runtime import ModelRuntime
 from service.model_config import ModelConfig
@@ -141,3 +143,65 @@ def test_checkpoint_and_replay_end_in_the_same_detector() -> None:
         restored.apply(e)
     assert restored.drift.detector == straight.drift.detector
     assert straight.drift.detections >= 1
+
+
+def _policy(seq: int, policy: str) -> LogEntry:
+    body = json.dumps({"on_drift": policy}).encode()
+    return LogEntry(f"{1000 + seq - 1}-1", seq, "", None, 0, 0, 1.0, 2.0, kind=POLICY_EVENT, body=body)
+
+
+def test_the_reset_policy_restarts_the_learner_at_the_same_label_after_a_restore() -> None:
+    config = ModelConfig.model_validate({"n_features": 4, "normalize": "none"}).pinned()
+    labels = _stream(3_000, seed=5, change=2_000)
+    stream = [_policy(1, "reset")] + [
+        LogEntry(e.stream_id, (e.seq or 0) + 1, e.prediction_id, e.example, e.y, e.yhat, 1.0, 2.0)
+        for e in labels
+    ]
+    straight = ModelRuntime("m", 1, config, 2**29, window=50)
+    flagged = [a.seq for e in stream if (a := straight.apply(e)) is not None and a.drift]
+    assert flagged and straight.drift.resets == len(flagged) and straight.drift.policy == "reset"
+    assert straight.describe()["drift"]["on_drift"] == "reset" and straight.labels == 3_000
+    # a fresh learner fed the labels after the last reset holds the same weights
+    fresh = config.build_learner()
+    for e in stream[flagged[-1] :]:
+        assert e.example is not None
+        fresh.learn(straight.features.vector(e.example), e.y)
+    assert np.array_equal(fresh.weights(), straight.learner.weights())
+    # a checkpoint between the resets carries the policy: the restored model resets at the same labels
+    first = ModelRuntime("m", 1, config, 2**29, window=50)
+    for e in stream[:2_100]:
+        first.apply(e)
+    restored = ModelRuntime("m", 1, config, 2**29, window=50)
+    restored.restore(Snapshot.decode(first.snapshot().encode(), 1, restored.config_json))
+    later = [a.seq for e in stream[2_100:] if (a := restored.apply(e)) is not None and a.drift]
+    assert later == [s for s in flagged if s > 2_100]
+    assert np.array_equal(restored.learner.weights(), straight.learner.weights())
+    assert restored.drift.to_state() == straight.drift.to_state()
+
+
+def test_an_unknown_policy_entry_changes_nothing_but_the_version() -> None:
+    config = ModelConfig.model_validate({"n_features": 4}).pinned()
+    runtime = ModelRuntime("m", 1, config, 2**29, window=50)
+    applied = runtime.apply(_policy(1, "explode"))
+    assert applied is not None and not applied.updated and runtime.version == 1
+    assert runtime.drift.policy == "none" and runtime.labels == 0
+
+
+def test_the_challenger_policy_starts_a_fresh_challenger_after_each_detection() -> None:
+    config = ModelConfig.model_validate({"n_features": 4, "normalize": "none"}).pinned()
+    labels = _stream(3_000, seed=5, change=2_000)
+    policy = json.dumps({"on_drift": "challenger", "limit": 1}).encode()
+    stream = [LogEntry("999-1", 1, "", None, 0, 0, 1.0, 2.0, kind=POLICY_EVENT, body=policy)] + [
+        LogEntry(e.stream_id, (e.seq or 0) + 1, e.prediction_id, e.example, e.y, e.yhat, 1.0, 2.0)
+        for e in labels
+    ]
+    runtime = ModelRuntime("m", 1, config, 2**29, window=50)
+    flagged = [a.seq for e in stream if (a := runtime.apply(e)) is not None and a.drift]
+    assert flagged and runtime.drift.resets == len(flagged)
+    challenger = runtime.challengers["drift"]
+    assert challenger.since == flagged[-1] + 1
+    fresh = config.build_learner()
+    for e in stream[flagged[-1] :]:
+        assert e.example is not None
+        fresh.learn(runtime.features.vector(e.example), e.y)
+    assert np.array_equal(fresh.weights(), challenger.learner.weights())

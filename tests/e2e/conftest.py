@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from service.evaluation.datasets import l2_normalize, load
+from service.model_config import ModelConfig
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis
@@ -31,6 +33,13 @@ class German:
     def unit_row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         start, end = self.unit.indptr[i], self.unit.indptr[i + 1]
         return self.unit.indices[start:end].astype(np.int64), self.unit.data[start:end]
+
+    def served_row(self, config: ModelConfig, i: int) -> Any:
+        """Row ``i`` as the service hands it to ``config``'s learner: L2-normalised when the
+        service scales requests, else as sent (the default ensemble normalises for its members)."""
+        if config.request_normalize == "l2":
+            return self.unit_row(i)
+        return np.asarray(self.rows[i], dtype=np.float64)
 
 
 @pytest.fixture(scope="session")

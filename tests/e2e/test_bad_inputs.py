@@ -115,10 +115,15 @@ CASES = [
     Case("index-negative", "/predict", sparse([-1], [1]), 422,
          "indices", "greater than or equal to 0"),
     Case("index-repeated", "/predict", sparse([4, 4], [1, 2]), 422,
-         "features", "more than once"),
+         "indices", "strictly increasing"),
     Case("index-repeated-unsorted", "/predict",
-         sparse([7, 2, 7], [1, 2, 3]), 422, "features",
-         "more than once"),
+         sparse([7, 2, 7], [1, 2, 3]), 422, "indices",
+         "strictly increasing"),
+    Case("index-unsorted", "/predict", sparse([5, 2], [1, 2]), 422,
+         "indices", "strictly increasing (sorted, each index once)"),
+    Case("index-unsorted-example", "/feedback",
+         {"model": "bad", "features": {"indices": [9, 3], "values": [1, 1]}, "label": 1}, 422,
+         "indices", "strictly increasing"),
     Case("sparse-lengths", "/predict", sparse([1, 2], [1]), 422,
          "features", "differ in length"),
     # limits
@@ -170,6 +175,10 @@ CASES = [
          "items[1]", "has length 2"),
     Case("example-bad-label", "/feedback", {"model": "bad", "features": ROW, "label": 3}, 422, "label",
          "-1 or +1"),
+    Case("label-float", "/feedback", {"model": "bad", "features": ROW, "label": 1.0}, 422, "label",
+         "the integer -1 or +1"),
+    Case("label-float-negative", "/feedback", {"model": "bad", "features": ROW, "label": -1.0}, 422, "label",
+         "got -1.0"),
 ]  # fmt: skip
 
 

@@ -82,7 +82,7 @@ def test_acog_over_random_features_serves_the_library_model_and_survives_kill_9(
 def test_nonlinear_members_serve_the_library_ensemble(server: Running, german: German) -> None:
     """``auto_members: "all"`` at d = 24: 20 members, the quadratic ones named in the state."""
     api = server.api
-    config = {"n_features": N_FEATURES, "auto_members": "all"}
+    config = {"n_features": N_FEATURES, "auto_members": "all", "normalize": "l2"}
     api.put_model("all", config)
     library = ModelConfig.model_validate(config).build_learner()
     for i in range(40):
@@ -109,7 +109,7 @@ FM = {"n_features": N_FEATURES}
         ({**FM, "feature_map": {"kind": "rff"}, "algorithm": "ssacog"}, "feature_map", "not ssacog"),
         ({**FM, "feature_map": {"kind": "rff", "n_components": 0}}, "n_components", "greater than or equal"),
         ({"n_features": 65, "feature_map": {"kind": "quadratic"}}, "n_features", "d <= 64"),
-        ({**FM, "auto_members": "bogus"}, "auto_members", "'linear' or 'all'"),
+        ({**FM, "auto_members": "bogus"}, "auto_members", "'all' or 'auto'"),
         ({**FM, "eta": 0.5, "auto_members": "all"}, "auto_members", "not a parameter"),
     ],
 )

@@ -170,3 +170,21 @@ def test_a_non_finite_number_in_a_config_is_422_not_500(server: Running, value: 
     assert_refused(response, 422, "eta", "finite")
     assert_refused(response, 422, "c_p", "finite")
     assert server.api.http.get("/models/non-finite").status_code == 404
+
+
+def test_a_replace_with_if_generation_is_safe_to_retry(server: Running) -> None:
+    """Sent twice (its first answer lost, say), a replace makes one generation, which both answers
+    name; a replace meant for a generation that is gone, with another configuration, is a 409."""
+    api = server.api
+    api.put_model("retried", {"n_features": N_FEATURES})
+    other = {"n_features": N_FEATURES, "eta": 3}
+    answers = [api.http.put("/models/retried?replace=true&if_generation=1", json=other) for _ in range(2)]
+    assert [(a.status_code, a.json()["generation"]) for a in answers] == [(200, 2), (200, 2)]
+    third = {"n_features": N_FEATURES, "eta": 5}
+    assert_refused(
+        api.http.put("/models/retried?replace=true&if_generation=1", json=third),
+        409,
+        "if_generation",
+        "generation 2",
+    )
+    assert api.model("retried")["generation"] == 2

@@ -30,7 +30,7 @@ from service.client import Client
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 
-from ..support.model_state import answer, scores, state, unit_vector
+from ..support.model_state import answer, scores, served, state
 from ..support.private_redis import PrivateRedis
 from .client import running_all
 from .conftest import N_FEATURES, German
@@ -153,13 +153,13 @@ def check_against_the_library(
     for version in range(n + 1):
         for pid in made_at.pop(version, []):
             s = scored[pid]
-            expected = learner.score(german.unit_row(s.row))
+            expected = learner.score(german.served_row(config, s.row))
             if expected != s.score:
                 wrong_scores.append((pid, version, s.score, expected))
         if version < n:
             s = scored[order[version].prediction_id]
             y = german.y[s.row]
-            updates += learner.learn(german.unit_row(s.row), y).updated
+            updates += learner.learn(german.served_row(config, s.row), y).updated
             measures.update(y, s.label)  # the online prediction: what /predict answered
     assert not made_at, f"predictions made at versions the log never reached: {sorted(made_at)}"
     assert not wrong_scores, f"{len(wrong_scores)} online scores differ, first: {wrong_scores[:3]}"
@@ -173,7 +173,7 @@ def check_against_the_library(
         assert learned["eta"]["selected"] == learner.eta  # type: ignore[attr-defined]
 
     probe_scores = scores(client, model, german.probe)
-    expected_scores = [learner.score(unit_vector(row, N_FEATURES)) for row in german.probe]
+    expected_scores = [learner.score(served(config, row)) for row in german.probe]
     assert probe_scores == expected_scores
     assert len(set(probe_scores)) > 1, "a probe set that cannot tell two models apart"
 

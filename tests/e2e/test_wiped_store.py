@@ -1,4 +1,4 @@
-"""Start-up refuses a store that lost its data, rather than serving into nothing (issue 15).
+"""Start-up refuses a store that lost its data, rather than serving into nothing.
 
 - With ``ACOG_STORE_EPOCH`` pinned to the epoch ``/readyz`` showed, a flushed store (a Redis
   restarted without persistence) stops the start with one clear error.
@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,3 +95,39 @@ def test_the_refusal_is_one_line_and_exit_code_2(tmp_path: Path, store: PrivateR
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert "ACOG_STORE_EPOCH is 0123456789abcdef" in line and "no epoch at all" in line
+
+
+def test_nothing_is_written_into_a_store_that_lost_its_data(tmp_path: Path, store: PrivateRedis) -> None:
+    """Redis restarts empty under a running service: every write (PUT, DELETE, a schema change, a
+    checkpoint, a label) is refused with 503 store_lost and Retry-After, and no key appears."""
+    env = {"ACOG_REDIS_URL": store.url, "ACOG_MAINTENANCE_INTERVAL_SECONDS": "0.2"}
+    service = started(tmp_path, "service", env)
+    try:
+        url = service.url
+        assert httpx.put(f"{url}/models/m", json={"n_features": 3}).status_code == 201
+        named = {"feature_names": ["a", "b"]}
+        assert httpx.put(f"{url}/models/named", json=named).status_code == 201
+        prediction = httpx.post(f"{url}/predict", json={"model": "m", "features": [1, 0, 0]}).json()
+        store.stop()
+        for leftover in store.directory.iterdir():  # its data gone: a Redis restarted empty
+            if leftover.name != "redis.log":
+                shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+        store.start()
+        client = redis.Redis.from_url(store.url)
+        attempts = [
+            httpx.put(f"{url}/models/new", json={"n_features": 3}),
+            httpx.put(f"{url}/models/m?replace=true", json={"n_features": 4}),
+            httpx.delete(f"{url}/models/m"),
+            httpx.post(f"{url}/models/named/schema", json={"feature_names": ["a", "b", "c"]}),
+            httpx.post(f"{url}/models/m/checkpoint"),
+            httpx.post(f"{url}/predict", json={"model": "m", "features": [1, 0, 0]}),
+            httpx.post(f"{url}/feedback", json={"prediction_id": prediction["prediction_id"], "label": 1}),
+        ]
+        for response in attempts:
+            assert response.status_code == 503, (response.request.url, response.text)
+            assert response.json()["detail"][0]["type"] == "store_lost", response.text
+            assert int(response.headers["Retry-After"]) >= 1
+        time.sleep(1.0)  # maintenance rounds, followers, checkpoint writers: none writes either
+        assert client.keys("*") == []
+    finally:
+        service.kill()

@@ -232,6 +232,12 @@ async def test_a_store_that_lost_its_data_is_refused(replicas: Replicas, redis_c
         await a.predict("m", X)
     with pytest.raises(StoreLost):
         await a.feedback([LabelItem.read("m:1:1a2b3c4d5e6-0123456789abcdef", 1)])
+    for change in (a.put_model("new", CONFIG), a.put_model("m", CONFIG, replace=True), a.delete_model("m")):
+        with pytest.raises(StoreLost) as refused:
+            await change
+        assert refused.value.retry_after_seconds is not None  # clients are told when to try again
+    await a.stop()
+    assert redis_client.keys("*") == []  # no model change, lease or shutdown checkpoint wrote a key
 
 
 async def test_replicas_rebuild_when_the_store_loses_its_newest_entries(

@@ -177,7 +177,11 @@ async def test_a_store_that_lost_its_data_is_refused(engine: Engine, store: Memo
         with pytest.raises(StoreLost) as lost:
             await call
         refusals.append(lost.value)
-    assert all(e.retry_after is None for e in refusals)
+    for change in (engine.put_model("new", CONFIG), engine.delete_model("m")):
+        with pytest.raises(StoreLost) as lost:
+            await change
+        refusals.append(lost.value)
+    assert all(e.retry_after is not None for e in refusals)  # clients are told when to try again
 
 
 async def test_a_new_engine_recovers_every_model_from_the_store(

@@ -16,9 +16,20 @@ ENSEMBLE_FORMS: dict[str, dict[str, Any]] = {
     "eta=auto": {"eta": "auto", "eta_grid": [0.3, 3.0, 30.0]},
     "loss=auto": {"loss": "auto"},
     "eta=auto,loss=auto": {"eta": "auto", "loss": "auto", "eta_grid": [0.3, 3.0, 30.0]},
+    "members=all": {"eta": "auto", "loss": "auto", "eta_grid": [0.3, 3.0], "members": "all"},
+    "members=auto,inputs=l2+standard": {
+        "eta": "auto",
+        "loss": "auto",
+        "eta_grid": [0.3, 3.0],
+        "members": "auto",
+        "inputs": ["l2", "standard"],
+    },
 }
 """The forms of the default learner (:class:`service.learners.EtaGrid`), beside each algorithm
-they apply to; the grid is shortened from the default five rates to keep the suite cheap."""
+they apply to: over one family, over the quadratic family too (``members="all"``), and the
+defaults' form (every family the rule allows at this ``d``, the forest included once registered,
+under per-example L2 and online standardisation); the grid is shortened from the default five
+rates to keep the suite cheap."""
 
 
 @dataclass(frozen=True)

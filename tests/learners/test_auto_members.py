@@ -105,11 +105,15 @@ def test_above_the_threshold_all_is_the_linear_ensemble_bit_for_bit() -> None:
         create("acog", d, eta=1.0, members="all")
 
 
-def test_the_default_config_builds_the_linear_ensemble_and_all_is_opt_in() -> None:
-    assert "members" not in ModelConfig(n_features=D).learner_params()
-    learner = ModelConfig(n_features=D, auto_members="all").build_learner()
+def test_the_default_config_spans_the_families_and_linear_narrows_it() -> None:
+    assert ModelConfig(n_features=D).learner_params()["members"] == "auto"
+    assert "members" not in ModelConfig(n_features=D, auto_members="linear").learner_params()
+    learner = ModelConfig(n_features=D, auto_members="all", normalize="l2").build_learner()
     assert isinstance(learner, EtaGrid) and len(learner.members) == 20
     assert learner.params["members"] == "all"
+    default = ModelConfig(n_features=D).build_learner()
+    assert isinstance(default, EtaGrid) and len(default.members) == 2 * (20 + 1)  # two input forms
+    assert set(default.member_algorithms) == {"acog", "quadratic/acog-diag", "amf"}
     assert "auto_members" in ModelConfig(n_features=D, eta=1.0, auto_members="all").inapplicable()
 
 
@@ -119,8 +123,9 @@ def test_feature_map_runs_acog_over_the_map_with_its_seed(xor: tuple) -> None:
     assert config.resolved_algorithm() == "acog" and config.learner_name() == "fogd"
     learner = config.build_learner()
     same = create(
-        "fogd", D, eta="auto", loss="auto", update="acog", n_components=40, seed=9, bandwidth=1.0, **BASE
-    )
+        "fogd", D, eta="auto", loss="auto", update="acog", n_components=40, seed=9, bandwidth=1.0,
+        selection="hedge", **BASE,
+    )  # fmt: skip
     assert np.array_equal(learner.run(X, y).scores, same.run(X, y).scores)
     assert learner.describe()["feature_map"] == {"kind": "fogd", "dimension": 40, "update": "acog"}
     diag = ModelConfig(n_features=D, algorithm="acog-diag", feature_map={"kind": "nystrom", "budget": 12})

@@ -1,4 +1,4 @@
-"""The Frequent Directions sketch against its bounds (algorithms-round2.md §1, acceptance tests 1, 2, 5)."""
+"""The Frequent Directions sketch against its bounds (docs/learners.md §8, acceptance tests 1, 2, 5)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """German, with german.mat's own 20 permutations, equals the paper's printed digits.
 
-This is the acceptance test of the learners (../shared/docs/algorithms.md, section 7). Expected
-values are Table II of Zhao et al., as restated in ../shared/docs/paper-results.md:
+This is the acceptance test of the learners (docs/learners.md, section 7). Expected
+values are Table II of Zhao et al., as restated in docs/paper-figures.md:
 ``(sum %, sens %, spec %)`` for sum runs and ``(cost / 100, sens %, spec %)`` for cost
 runs, each ``mean ± sample std``, rounded to three decimals.
 """

@@ -1,4 +1,4 @@
-"""OLI2DS against ``../shared/docs/algorithms-round2.md`` §2: the acceptance tests, and the fast learner
+"""OLI2DS against ``docs/learners.md`` §9: the acceptance tests, and the fast learner
 against the readable reference."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from service.evaluation.datasets import read_label_last_csv
 
 from ..conftest import dataset_path
 
-TARGETS = {  # ../shared/docs/algorithms-round2.md §2: (F1 mean, std), (G-mean mean, std)
+TARGETS = {  # docs/learners.md §9: (F1 mean, std), (G-mean mean, std)
     "trapezoidal": ((0.9144, 0.0077), (0.9356, 0.0063)),
     "capricious": ((0.9277, 0.0093), (0.9458, 0.0074)),
 }

@@ -1,4 +1,4 @@
-"""OPID's reference maths: the acceptance tests 1-4 of ``algorithms-round2.md`` section 3.
+"""OPID's reference maths: the acceptance tests 1-4 of ``docs/learners.md`` §10.
 
 Random problems are drawn by hypothesis (shapes, batch splits, hyper-parameters, a seed for the
 numbers), so each property is checked over many shapes, not one hand-picked case.

@@ -1,4 +1,4 @@
-"""SDROGD and Pegasos against the specification (algorithms-round2.md §1, acceptance tests 2-4) and
+"""SDROGD and Pegasos against the specification (docs/learners.md §8, acceptance tests 2-4) and
 the numba learners against the readable reference."""
 
 from __future__ import annotations

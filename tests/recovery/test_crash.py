@@ -28,10 +28,10 @@ from service.client import Client, RetryEvent, RetryPolicy
 from service.evaluation.datasets import load
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
 from service.replay_loop import replay
 
 from ..conftest import dataset_path
+from ..support.model_state import served as served_vector
 from ..support.private_redis import PrivateRedis
 from ..support.service_process import ServiceProcess
 
@@ -185,8 +185,8 @@ def test_kill_9_anywhere_loses_nothing_and_changes_no_bit(crashy: Crashy, stream
 
     reference = ModelConfig.model_validate(CONFIG).build_learner()
     for x, label in zip(X, y, strict=True):
-        reference.learn(unit_l2(np.asarray(x)), int(label))
-    expected = [reference.score(unit_l2(np.asarray(x))) for x in probe]
+        reference.learn(served_vector(CONFIG, x), int(label))
+    expected = [reference.score(served_vector(CONFIG, x)) for x in probe]
     assert [p.score for p in served] == expected  # bit for bit
 
     # Every part of the state that a restart could get wrong: the measures (from the served

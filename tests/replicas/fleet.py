@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
 
+from ..support.model_state import served as served_vector
 from ..support.service_process import ServiceProcess
 
 Json = dict[str, Any]
@@ -145,7 +144,7 @@ class Ledger:
     def reference(self) -> Any:
         learner = ModelConfig.model_validate(self.config).build_learner()
         for x, y, _ in self.ordered():
-            learner.learn(unit_l2(np.asarray(x, dtype=np.float64)), y)
+            learner.learn(served_vector(self.config, x), y)
         return learner
 
     def expected(self, probe: Sequence[list[float]]) -> tuple[list[float], tuple[int, int, int, int]]:
@@ -154,7 +153,7 @@ class Ledger:
         ordered = self.ordered()
         measures = Measures.of([y for _, y, _ in ordered], [yhat for _, _, yhat in ordered], Objective())
         c = measures.counts
-        scores = [reference.score(unit_l2(np.asarray(x, dtype=np.float64))) for x in probe]
+        scores = [reference.score(served_vector(self.config, x)) for x in probe]
         return scores, (c.t_p, c.t_n, c.m_p, c.m_n)
 
 

@@ -32,8 +32,9 @@ def label_through(replica, model: str, x: list[float], y: int, ledger: Ledger) -
 
 
 def test_the_issue_reproduction_loses_nothing(tmp_path: Path, single_redis: str, rows: tuple) -> None:
-    """Issue 14's reproduction: 25 labels through B, 1 through A, 1 through B, a checkpoint forced on A
-    with one checkpoint kept (so the log is trimmed past what A had applied), kill -9 of both."""
+    """The reproduction of a lost-label bug: 25 labels through B, 1 through A, 1 through B, a
+    checkpoint forced on A with one checkpoint kept (so the log is trimmed past what A had applied),
+    kill -9 of both."""
     X, y, probe = rows
     ledger = Ledger(CONFIG)
     with fleet(tmp_path, single_redis, 2, REPRODUCTION_ENV) as replicas:

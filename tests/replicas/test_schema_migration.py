@@ -1,4 +1,4 @@
-"""A declared schema change on real servers (issue 18): a model learns on the old schema, a migration
+"""A declared schema change on real servers: a model learns on the old schema, a migration
 is declared on one replica, labels arrive on the new schema through the other. The served
 predictions equal the library fed the same schedule (learner, feature space and schema history of
 :mod:`service.schema_history`), the replica and a process started after both were killed agree bit

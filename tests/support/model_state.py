@@ -9,6 +9,7 @@ import numpy as np
 
 from service.client import ApiError, Client, Prediction
 from service.learners.inputs import canonical
+from service.model_config import ModelConfig
 from service.normalization import unit_l2
 
 VOLATILE = ("applied_id", "checkpoint")
@@ -56,6 +57,15 @@ def unit_vector(row: Sequence[float], n_features: int) -> tuple[np.ndarray, np.n
     """What the service scores for a dense row: its non-zeros, L2-normalised with the shared kernel."""
     idx, val = canonical(np.asarray(row, dtype=np.float64), n_features)
     return idx, unit_l2(val)
+
+
+def served(config: Any, row: Sequence[float]) -> Any:
+    """What the service hands ``config``'s learner for a dense row: L2-normalised when the service
+    scales requests (``request_normalize == "l2"``), else the row as sent (the default ensemble
+    normalises for its members)."""
+    model = config if isinstance(config, ModelConfig) else ModelConfig.model_validate(config)
+    arr = np.asarray(row, dtype=np.float64)
+    return unit_l2(arr) if model.request_normalize == "l2" else arr
 
 
 def refused(error: ApiError, status: int, field: str, problem: str) -> None:

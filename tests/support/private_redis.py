@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import time
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import redis
 
-REDIS_SERVER = "/usr/bin/redis-server"
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+"""The ``redis-server`` on ``PATH`` (Debian package ``redis-server``)."""
 
 
 def free_port() -> int:
@@ -21,9 +23,10 @@ def free_port() -> int:
 class PrivateRedis:
     """``start()``/``stop()`` a redis-server on a fixed free port; ``close()`` kills it for good."""
 
-    def __init__(self, directory: Path, appendfsync: str = "everysec") -> None:
+    def __init__(self, directory: Path, appendfsync: str = "everysec", appendonly: bool = True) -> None:
         self.directory = directory
         self.appendfsync = appendfsync
+        self.appendonly = appendonly
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -44,7 +47,7 @@ class PrivateRedis:
                 "--save",
                 "",
                 "--appendonly",
-                "yes",
+                "yes" if self.appendonly else "no",
                 "--appendfsync",
                 self.appendfsync,
                 "--logfile",

@@ -37,6 +37,8 @@ class ServiceProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = directory / f"service-{self.port}.log"
         self.starts = 0
+        self.listening: float | None = None
+        """``time.perf_counter()`` when the last start first answered HTTP (``/readyz``, any status)."""
 
     @property
     def url(self) -> str:
@@ -48,6 +50,7 @@ class ServiceProcess:
 
     def start(self, timeout: float = 60.0) -> None:
         self.starts += 1
+        self.listening = None
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [
@@ -71,7 +74,10 @@ class ServiceProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the service exited with {self.process.returncode}:\n{self.log()}")
             try:
-                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
+                status = httpx.get(f"{self.url}/readyz", timeout=1.0).status_code
+                if self.listening is None:
+                    self.listening = time.perf_counter()  # it answers, ready or not
+                if status == 200:
                     return
             except httpx.HTTPError:
                 pass

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -74,6 +75,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     )
     service.start()
     client = Client(service.url, model=MODEL)
+    challenger = {"n_features": 24, "algorithm": "arow"}  # so that the challenger series exist
+    url = f"{service.url}/models/{MODEL}/challengers/arow"
+    httpx.put(url, json=challenger, timeout=30).raise_for_status()
     data = load("german")
     X, y = data.X.toarray()[:N], data.y[:N].astype(int)
     # the first 100 rows one per request, the rest in batches of 20; each request's labels follow it
@@ -121,7 +125,8 @@ def test_values_equal_the_measures_computed_directly(run: Run) -> None:
     assert value(metrics, "acog_specificity") == m.specificity
     assert value(metrics, "acog_rho_estimate") == m.rho_estimate
     assert value(metrics, "acog_rho") == m.rho_estimate  # sum objective, rho "auto": the Laplace estimate
-    assert value(metrics, "acog_model_version") == N
+    assert value(metrics, "acog_model_version") == N + 1  # the labels and the entry adding the challenger
+    assert value(metrics, "acog_challenger_labels_total", challenger="arow") == N
     assert info.state is not None
     assert value(metrics, "acog_updates_total") == info.state["updates"] > 0
     assert value(metrics, "acog_eta_selected") == info.state["eta"]["selected"]

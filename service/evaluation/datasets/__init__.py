@@ -21,8 +21,8 @@ Formats read
 
 Label mapping
 -------------
-Registered names carry their mapping (see :data:`REGISTRY` and the table in
-``shared/datasets/README.md``):
+Registered names carry their mapping (see :data:`REGISTRY`; each file's source, size, sha256
+and licence are in :data:`.sources.FILES`, and ``acog datasets fetch`` downloads them):
 
 =============  ==========================================  ===============================
 name           positive (+1)                               negative (-1)
@@ -44,7 +44,8 @@ anything else is an error.
 
 Modules: :mod:`.dataset` (the record), :mod:`.labels`, :mod:`.compression`, :mod:`.libsvm`,
 :mod:`.dense` (``.mat`` and ESL text), :mod:`.csv_table` (the OLI2DS code's label-last CSV),
-:mod:`.registry` (names and :func:`load`) and :mod:`.rows`.
+:mod:`.registry` (names and :func:`load`), :mod:`.sources` (where each file comes from), :mod:`.fetch`
+(the mirror and the download cache) and :mod:`.rows`.
 
 Only numpy, scipy and the standard library are imported at module level; scikit-learn and
 river are imported lazily, inside the ``sklearn:`` and ``river:`` loaders.
@@ -53,18 +54,24 @@ river are imported lazily, inside the ``sklearn:`` and ``river:`` loaders.
 from .csv_table import read_label_last_csv
 from .dataset import Dataset
 from .dense import read_esl_zip, read_mat
+from .fetch import CACHE_ENV, DATASETS_ENV, DatasetUnavailable, cache_dir, default_datasets_dir, fetch
 from .labels import map_labels
 from .libsvm import read_libsvm
-from .registry import DATASETS_ENV, LAZY_SOURCES, REGISTRY, DatasetSpec, default_datasets_dir, load
+from .registry import LAZY_SOURCES, REGISTRY, DatasetSpec, files_of, load
 from .rows import iter_rows, l2_normalize
 
 __all__ = [
+    "CACHE_ENV",
     "DATASETS_ENV",
     "LAZY_SOURCES",
     "REGISTRY",
     "Dataset",
     "DatasetSpec",
+    "DatasetUnavailable",
+    "cache_dir",
     "default_datasets_dir",
+    "fetch",
+    "files_of",
     "iter_rows",
     "l2_normalize",
     "load",

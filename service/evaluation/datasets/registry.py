@@ -1,8 +1,10 @@
 """The registered shared data sets, the library-bundled ones, and :func:`load`, which reads any of them.
 
 A name in :data:`REGISTRY` resolves to files under the data set directory (``$ACOG_DATASETS_DIR``,
-else ``<repo>/../shared/datasets``) with the label mapping the paper uses; ``sklearn:`` and ``river:``
-sources are imported lazily; anything else is read as a path by its suffix or name.
+a local mirror, else the download cache ``acog datasets fetch`` fills: see :mod:`.fetch`) with the
+label mapping the paper uses; each file's source URL, size, sha256 and licence are in
+:data:`.sources.FILES`. ``sklearn:`` and ``river:`` sources are imported lazily; anything else is
+read as a path by its suffix or name.
 """
 
 from __future__ import annotations
@@ -18,16 +20,15 @@ import scipy.sparse as sp
 from .csv_table import read_label_last_csv
 from .dataset import Dataset
 from .dense import read_esl_zip, read_mat
+from .fetch import DatasetUnavailable, default_datasets_dir, how
 from .labels import map_labels
 from .libsvm import read_libsvm
-
-DATASETS_ENV = "ACOG_DATASETS_DIR"
-"""Environment variable naming the directory that holds the shared data sets."""
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """How to load one shared data set: files under the data set directory and the label mapping."""
+    """How to load one registered data set: files under the data set directory (each described in
+    :data:`.sources.FILES`) and the label mapping."""
 
     files: tuple[str, ...]
     reader: Callable[..., Dataset]
@@ -124,26 +125,20 @@ REGISTRY: dict[str, DatasetSpec] = {
         description="UCI splice junction as the OLI2DS code ships it, 3175 x 60, bases 0-3 (1648 : 1527)",
     ),
 }
-"""The shared data sets by name (files relative to the data set directory)."""
+"""The registered data sets by name (files relative to the data set directory)."""
 
 LAZY_SOURCES = ("sklearn:breast_cancer", "river:phishing")
 """Data sets bundled in optional libraries, imported only when asked for."""
 
 
-def default_datasets_dir() -> Path:
-    """``$ACOG_DATASETS_DIR``, else ``<repo>/../shared/datasets``; FileNotFoundError if absent."""
-    env = os.environ.get(DATASETS_ENV)
-    if env:
-        path = Path(env)
-        if not path.is_dir():
-            raise FileNotFoundError(f"${DATASETS_ENV} is {env!r}, which is not a directory")
-        return path
-    path = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
-    if not path.is_dir():
-        raise FileNotFoundError(
-            f"shared data sets not found at {path}; set ${DATASETS_ENV} or pass datasets_dir="
-        )
-    return path
+def files_of(names: list[str] | tuple[str, ...] | None = None) -> list[str]:
+    """The data set files (relative paths) the registered ``names`` read, all of them for ``None``;
+    ``KeyError`` naming an unknown one."""
+    chosen = list(REGISTRY) if names is None else list(names)
+    unknown = [n for n in chosen if n not in REGISTRY]
+    if unknown:
+        raise KeyError(f"unknown data set(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
+    return list(dict.fromkeys(f for n in chosen for f in REGISTRY[n].files))
 
 
 def _load_breast_cancer(positive_label: float | None) -> Dataset:
@@ -209,9 +204,9 @@ def load(
     if spec is not None:
         root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
         files = [root / f for f in spec.files]
-        for f in files:
-            if not f.exists():
-                raise FileNotFoundError(f"data set {key!r}: expected file {f} is missing")
+        absent = [os.fspath(f) for f in files if not f.exists()]
+        if absent:
+            raise DatasetUnavailable(f"data set {key!r}: {', '.join(absent)} absent; {how(key)}")
         width = n_features if n_features is not None else spec.n_features
         label = positive_label if positive_label is not None else spec.positive_label
         shown = key if positive_label is None else f"{key}[positive={positive_label:g}]"

@@ -1,6 +1,6 @@
 """OPID as an online learner: phase C before a declared schema change, phase E after it.
 
-The maths is :mod:`service.learners.opid.reference` (``algorithms-round2.md`` section 3); this
+The maths is :mod:`service.learners.opid.reference` (``docs/learners.md`` §10); this
 module runs it one label at a time, binary (``c = 1``, target ``y`` in {-1, +1}), cost-weighted.
 
 **Phase C** (the old schema, ``d`` coordinates; the intercept is one of them). Per label::

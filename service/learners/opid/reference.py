@@ -1,5 +1,5 @@
 """OPID, the readable reference: Hou & Zhou, *One-Pass Learning with Incremental and Decremental
-Features* (arXiv 1605.09082), as ``../shared/docs/algorithms-round2.md`` section 3 specifies it.
+Features* (arXiv 1605.09082), as ``docs/learners.md`` §10 specifies it.
 
 The feature set changes once, from ``O = V ∪ S`` (vanished + survived, ``d = |O|``) to
 ``N = S ∪ A`` (survived + augmented). Rows are examples; ``Y`` has ``c`` target columns (the

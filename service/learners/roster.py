@@ -1,0 +1,94 @@
+"""Which members an ``eta="auto"`` ensemble runs: families of learners, input forms, and the rule by
+``d`` that keeps large (sparse) models cheap.
+
+A *family* is a registered learner and options. Families with a learning rate and a loss (linear
+ACOG, ACOG-diag over the quadratic features) *span the grid*: one member per ``(loss, eta)``.
+Families without one (the forest) give one member. Every family runs once per input form
+(:mod:`service.learners.member_inputs`): per-example L2 (``"l2"``) and online standardisation
+(``"standard"``), or ``"raw"`` alone when the model normalises its requests itself.
+
+The rule (``members``; a model's ``auto_members``):
+
+- ``"linear"``: the linear family only;
+- ``"all"``: the linear family, and the quadratic one for ``d <= NONLINEAR_MAX_FEATURES`` (32);
+- ``"auto"`` (the default): ``"all"``, and the forest for ``d <= FOREST_MAX_FEATURES`` (64) when
+  its members, every tree at its full node budget, fit the memory budget (46 MiB a forest at
+  ``d = 64``; else the forest is left out).
+
+Input forms (``inputs``; a model's ``normalize: "auto"``): ``"l2"`` always, ``"standard"`` for
+``d <= STANDARD_MAX_FEATURES`` (64) only: standardisation makes a sparse ``x`` dense (every
+feature moves off its mean), which for a wide sparse model would turn ``O(nnz)`` work into
+``O(d)`` and double the members.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Learner
+from .errors import InvalidParameter
+from .nonlinear import FOGD, Quadratic
+
+Family = tuple[type[Learner], dict[str, Any]]
+NONLINEAR_MAX_FEATURES = 32
+"""The quadratic family joins for ``d <=`` this."""
+FOREST_MAX_FEATURES = 64
+"""The forest joins for ``d <=`` this."""
+STANDARD_MAX_FEATURES = 64
+"""Online standardisation is an input form for ``d <=`` this."""
+MEMBERS = ("linear", "all", "auto")
+NONLINEAR_FAMILIES: tuple[Family, ...] = ((Quadratic, {"update": "acog-diag"}),)
+"""Random Fourier features (``FOGD``, ``D = 200``) are left out: at ``d <= 16`` they cost 5x the
+quadratic family per label (``200 d`` cosines and products against ``d^2 / 2`` products)."""
+RFF_FAMILY: Family = (FOGD, {"update": "acog-diag", "n_components": 200, "seed": 0})
+FOREST = "amf"
+"""The registered name of the forest learner."""
+FOREST_OPTIONS: dict[str, Any] = {}
+"""Options of the forest member (its own defaults otherwise)."""
+
+
+def check_members(members: Any) -> str:
+    if members not in MEMBERS:
+        raise InvalidParameter("members", f"must be one of {', '.join(map(repr, MEMBERS))}, got {members!r}")
+    return str(members)
+
+
+def families_for(members: Any, n_features: int) -> tuple[Family, ...]:
+    """The nonlinear families spanning the grid for ``members`` at dimension ``d``."""
+    members = check_members(members)
+    return NONLINEAR_FAMILIES if members != "linear" and n_features <= NONLINEAR_MAX_FEATURES else ()
+
+
+def forests_for(
+    members: Any, n_features: int, params: dict[str, Any] | None = None, copies: int = 1
+) -> tuple[Family, ...]:
+    """The forest family for ``members="auto"`` at ``d <= FOREST_MAX_FEATURES``, if registered and
+    if its ``copies`` members (one per input form), every tree at its full node budget, fit the
+    memory budget of ``params`` (the learner's; the default budget without one)."""
+    from . import ALGORITHMS  # the registry imports this module
+    from .covariance import DEFAULT_MEMORY_BUDGET
+    from .forest.learner import forest_nbytes
+
+    members = check_members(members)
+    if members != "auto" or n_features > FOREST_MAX_FEATURES or FOREST not in ALGORITHMS:
+        return ()
+    options = {**(params or {}), **FOREST_OPTIONS}
+    if copies * forest_nbytes(n_features, options) > options.get("memory_budget", DEFAULT_MEMORY_BUDGET):
+        return ()
+    return ((ALGORITHMS[FOREST], dict(FOREST_OPTIONS)),)
+
+
+def forms_for(normalize: str, n_features: int) -> tuple[str, ...]:
+    """The input forms of a model whose ``normalize`` is ``"auto"`` (the ensemble normalises):
+    L2, and standardisation for ``d <= STANDARD_MAX_FEATURES``; otherwise ``("raw",)``."""
+    if normalize != "auto":
+        return ("raw",)
+    return ("l2", "standard") if n_features <= STANDARD_MAX_FEATURES else ("l2",)
+
+
+def family_name(family: Family) -> str:
+    """``"quadratic/acog-diag"``: the map's learner and the learner over the map; a forest's name."""
+    cls, options = family
+    if "update" not in cls.param_spec():
+        return cls.algorithm
+    return f"{cls.algorithm}/{options.get('update', 'ogd')}"
