@@ -24,6 +24,7 @@ from service.learners import (
     create,
 )
 from service.learners.inputs import canonical
+from service.model_config import ModelConfig
 
 from .streams import CASES, ENSEMBLE_FORMS, NAMES, Case, arrays_of, same_state, sparse_stream
 
@@ -95,6 +96,34 @@ def test_unchecked_entry_points_give_the_checked_bits(case: Case, stream: tuple,
         vector = canonical((row.indices, row.data), D, keep_zeros=presence)
         assert checked.score(row) == unchecked.score_unchecked(vector)
         assert checked.learn(row, y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
+    assert same_state(checked.to_state(), unchecked.to_state())
+
+
+@pytest.mark.parametrize("selection", ["hedge", "leader", "window"])
+def test_unchecked_ensemble_over_input_forms_gives_the_checked_bits(selection: str, stream: tuple) -> None:
+    """The ensemble on the raw vector (``normalize: auto``): the unchecked path still makes every
+    input form (L2, the standardisation, which learns), with each way of combining the members."""
+    X, y = stream
+    params = {"eta": "auto", "loss": "auto", "eta_grid": [0.3, 3.0], "members": "auto", "window": 7}
+    params |= {"inputs": ["l2", "standard"], "selection": selection, "fit_intercept": True}
+    checked, unchecked = create("acog", n_features=D, **params), create("acog", n_features=D, **params)
+    for i in range(X.shape[0]):
+        vector = canonical((X[i].indices, X[i].data), D)
+        assert checked.score(X[i]) == unchecked.score_unchecked(vector)
+        assert checked.learn(X[i], y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
+    assert same_state(checked.to_state(), unchecked.to_state())
+
+
+def test_unchecked_default_model_gives_the_checked_bits(stream: tuple) -> None:
+    """The service's default model (its learner as ``ModelConfig`` builds it) on both paths."""
+    X, y = stream
+    config = ModelConfig(n_features=D)
+    checked, unchecked = config.build_learner(), config.build_learner()
+    assert isinstance(checked, EtaGrid) and checked.inputs.forms != ("raw",)
+    for i in range(X.shape[0]):
+        vector = canonical((X[i].indices, X[i].data), D)
+        assert checked.score(X[i]) == unchecked.score_unchecked(vector)
+        assert checked.learn(X[i], y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
     assert same_state(checked.to_state(), unchecked.to_state())
 
 
