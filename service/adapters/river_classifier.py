@@ -4,11 +4,12 @@
 >>> from service.adapters.river_classifier import ACOGClassifier
 >>> model = ACOGClassifier(max_features=9)
 >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.BalancedAccuracy())
-BalancedAccuracy: 86.30%
+BalancedAccuracy: 89.67%
 
 An example ``x`` is a dict ``{name: value}``. It goes through the very code a service model
 with named features runs (:class:`service.features.FeatureSpace`): the values are
-L2-normalised over the names present, and each name gets an index in the model's
+L2-normalised over the names present (for the default ensemble they are passed as they are, and
+each member reads them in its own input form: L2 or online standardisation), and each name gets an index in the model's
 :class:`~service.features.FeatureRegistry` the first time it is *learned* (names of one
 example in sorted order), up to ``max_features`` names (an open schema) or exactly
 ``feature_names`` (a closed one). At prediction time a name never learned weighs nothing.

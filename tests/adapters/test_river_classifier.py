@@ -32,16 +32,18 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def library_stream(
-    stream: list[tuple[dict[str, Any], Any]], dimension: int
+    stream: list[tuple[dict[str, Any], Any]], dimension: int, l2: bool = True
 ) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The stream as the library reads it: registry indices, unit rows, labels in {-1, +1}."""
+    """The stream as the library reads it: registry indices, unit rows (raw ones where the model
+    normalises for its members, ``l2=False``), labels in {-1, +1}."""
     index: dict[str, int] = {}
     indptr, indices, values = [0], [], []
     for x, _ in stream:
         names = sorted(x)
         for name in names:
             index.setdefault(name, len(index))
-        unit = unit_l2(np.array([float(x[n]) for n in names]))
+        raw = np.array([float(x[n]) for n in names])
+        unit = unit_l2(raw) if l2 else raw
         kept = [(index[n], v) for n, v in zip(names, unit, strict=True) if v != 0.0]
         kept.sort()
         indices += [i for i, _ in kept]
@@ -60,8 +62,9 @@ def test_progressive_validation_equals_the_library_bit_for_bit(setting: str) -> 
     steps = list(evaluate.iter_progressive_val_score(stream, model, metric, step=1, yield_predictions=True))
     river_predictions = [step["Prediction"] for step in steps]
 
-    X, y = library_stream(stream, 9)
-    learner = ModelConfig.model_validate({**params, "max_features": 9}).build_learner()
+    config = ModelConfig.model_validate({**params, "max_features": 9})
+    X, y = library_stream(stream, 9, l2=config.request_normalize == "l2")
+    learner = config.build_learner()
     result = learner.run(X, y)
     assert river_predictions == [bool(p == 1) for p in result.predictions]
     library_metric = metrics.BalancedAccuracy()

@@ -21,9 +21,11 @@ CONFIG = {
     "algorithm": "acog-diag",
     "feature_map": {"kind": "rff", "n_components": 30, "bandwidth": 0.7, "seed": 11},
 }
-LIBRARY = {  # what the service builds from CONFIG (README: intercept on, unit L2 rows, auto eta and loss)
+LIBRARY = {  # what the service builds from CONFIG (README: intercept on, unit L2 rows, auto eta and
+    # loss, the members combined by the Fixed-Share vote)
     "eta": "auto",
     "loss": "auto",
+    "selection": "hedge",
     "rho": "laplace",
     "fit_intercept": True,
     "update": "acog-diag",

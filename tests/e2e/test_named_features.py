@@ -22,7 +22,7 @@ from ..support.private_redis import PrivateRedis
 from .client import Running, running
 from .conftest import German
 
-EXPLICIT = {"algorithm": "acog", "eta": 10, "fit_intercept": False}
+EXPLICIT = {"algorithm": "acog", "eta": 10, "loss": "II", "fit_intercept": False}  # one learner: margins
 POOL = [f"f{j}" for j in range(12)]
 
 

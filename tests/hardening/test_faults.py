@@ -27,9 +27,9 @@ import redis
 from websockets.sync.client import connect
 
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
 
 from ..e2e.client import Running, assert_refused
+from ..support.model_state import served
 from ..support.private_redis import PrivateRedis
 from ..support.service_process import ServiceProcess
 from .conftest import CONFIG, PROBE, N, snapshot, start, train
@@ -51,8 +51,8 @@ def reference_scores(X: list[list[float]], y: list[int], probe: list[list[float]
     """What the learner library scores after learning the stream in order, uninterrupted."""
     learner = ModelConfig.model_validate(CONFIG).build_learner()
     for x, label in zip(X, y, strict=True):
-        learner.learn(unit_l2(np.asarray(x)), label)
-    return [learner.score(unit_l2(np.asarray(x))) for x in probe]
+        learner.learn(served(CONFIG, x), label)
+    return [learner.score(served(CONFIG, x)) for x in probe]
 
 
 # --- a slow Redis ---------------------------------------------------------------------------

@@ -164,7 +164,7 @@ def test_feature_values_of_an_unnormalised_model(limited: Running) -> None:
     assert snapshot(api, "raw") == before
     assert api.predict_one("raw", [MAX_FEATURE_VALUE] * N)["stored"]  # the bound itself is allowed
     # an L2-normalised model takes any finite value, and stays finite
-    api.put_model("unit", CONFIG)
+    api.put_model("unit", {**CONFIG, "normalize": "l2"})
     for _ in range(3):
         api.learn("unit", [huge, [-1e300] * N], [1, -1])
     assert all(math.isfinite(p["score"]) for p in api.predict("unit", [huge, ROW]))

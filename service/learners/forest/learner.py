@@ -220,6 +220,15 @@ class AMF(Learner):
             state[name] = share(self._arrays[name][:, :used])
         return state
 
+    def state_nbytes(self) -> int:
+        """The bytes of the state as a checkpoint holds it (the nodes in use, not the spare
+        capacity), so that a restored forest reports what the one it was saved from did."""
+        used = int(self._arrays["n_nodes"].max())
+        return sum(
+            int(array[:, :used].nbytes if name in NODE_ARRAYS else array.nbytes)
+            for name, array in self._arrays.items()
+        )
+
     def _state_templates(self, state: Mapping[str, Any]) -> Mapping[str, np.ndarray]:
         parent = state.get("parent")
         used = parent.shape[1] if isinstance(parent, np.ndarray) and parent.ndim == 2 else 1
