@@ -9,9 +9,9 @@ BalancedAccuracy: 89.67%
 An example ``x`` is a dict ``{name: value}``. It goes through the very code a service model
 with named features runs (:class:`service.features.FeatureSpace`): the values are
 L2-normalised over the names present (for the default ensemble they are passed as they are, and
-each member reads them in its own input form: L2 or online standardisation), and each name gets an index in the model's
-:class:`~service.features.FeatureRegistry` the first time it is *learned* (names of one
-example in sorted order), up to ``max_features`` names (an open schema) or exactly
+each member reads them in its own input form: L2 or online standardisation), and each name gets
+an index in the model's :class:`~service.features.FeatureRegistry` the first time it is *learned*
+(names of one example in sorted order), up to ``max_features`` names (an open schema) or exactly
 ``feature_names`` (a closed one). At prediction time a name never learned weighs nothing.
 So ``predict_one`` before ``learn_one`` on a stream, as river's progressive validation does,
 gives exactly what the service answers for the same stream with every label applied at once.
