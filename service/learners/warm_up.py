@@ -38,6 +38,7 @@ from ..normalization import unit_l2
 from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS
+from .hedge import hedge_steps, hedge_vote
 from .standardise import standardise_rows
 
 
@@ -110,6 +111,7 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
         _exercise(ALGORITHMS[name])
     unit_l2(np.array([3.0, 4.0]))
     standardise_rows(np.ones((1, 1)), np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1), True)
+    _exercise_hedge()
     if report is not None:
         report(len(names), len(names), None)
     seconds = time.perf_counter() - start
@@ -168,6 +170,13 @@ def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
     learner.run(np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1]))
     _ = learner.rho
     learner.weights()
+
+
+def _exercise_hedge() -> None:
+    """The ensemble's Fixed-Share vote: a prediction's vote and a stream of weight updates."""
+    log_w, votes = np.zeros(2), np.ones((1, 2), dtype=np.int8)
+    hedge_vote(log_w, votes[0])
+    hedge_steps(log_w, np.zeros(2, dtype=np.int64), votes, np.ones(1, dtype=np.int64), False, 0.5, 0.3, 0.001)
 
 
 def _specialisations() -> dict[int, set[Any]]:
