@@ -10,6 +10,7 @@ pydantic is pydantic's, and a Redis command sent by the pending writer is the Re
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -31,7 +32,24 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 """(name, file-path fragments), most specific first; a sample matching none is *other*."""
 
 OTHER = "other (stdlib, numba dispatch, ...)"
+TICKS = os.sysconf("SC_CLK_TCK")
 _FRAME = re.compile(r"\((?P<file>[^()]*?):\d+\)$")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` and all its descendants, from /proc (a server's worker
+    processes included)."""
+    total, stack = 0.0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / TICKS
+            for task in Path(f"/proc/{current}/task").iterdir():
+                stack += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
 
 
 def available() -> bool:

@@ -34,29 +34,14 @@ from pathlib import Path
 
 import httpx
 
+from bench.cpu_profile import cpu_seconds
 from bench.report import cpu_model, write_section
 from bench.service_load import Bench
 from service.telemetry import MULTIPROCESS_DIR
 from tests.support.private_redis import PrivateRedis
 from tests.support.service_process import ROOT, ServiceProcess
 
-TICKS = os.sysconf("SC_CLK_TCK")
 MODEL = {"n_features": 123}
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of ``pid`` and all its descendants, from /proc."""
-    total, stack = 0.0, [pid]
-    while stack:
-        current = stack.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / TICKS
-            for task in Path(f"/proc/{current}/task").iterdir():
-                stack += [int(c) for c in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total
 
 
 class Service(ServiceProcess):

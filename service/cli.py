@@ -48,6 +48,15 @@ def _serve(args: argparse.Namespace) -> int:
     from .allocator import pin_mmap_threshold
     from .serve_checks import check_default_model, check_port, check_redis, load_settings
 
+    if args.server == "granian":
+        import importlib.util
+
+        if args.workers != 1:
+            raise UsageError("--workers takes --server uvicorn (Granian serves one process here)")
+        if importlib.util.find_spec("granian") is None:
+            raise UsageError(
+                "--server granian: Granian is not installed (pip install 'acog-service[granian]')"
+            )
     settings = load_settings()
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
@@ -65,6 +74,8 @@ def _serve(args: argparse.Namespace) -> int:
         "timeout_graceful_shutdown": 20,
         "log_config": LOGGING,
     }
+    if args.server == "granian":
+        return _serve_granian(args, host, port)
     if args.workers == 1:
         from .api import create_app
 
@@ -98,6 +109,28 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         if embedded is not None:
             embedded.close()
+    return 0
+
+
+def _serve_granian(args: argparse.Namespace, host: str, port: int) -> int:
+    """One process under Granian (a Rust HTTP server), the app built by :mod:`service.worker` in
+    Granian's worker. ``--workers`` stays uvicorn's: the multi-process set-up (one embedded Redis
+    for all, metrics shared through files) is not wired for Granian's workers."""
+    from granian.constants import HTTPModes, Interfaces
+    from granian.server import Server
+
+    Server(
+        "service.worker:create_app",
+        factory=True,
+        address=host,
+        port=port,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        workers=1,
+        log_level="info",  # type: ignore[arg-type]
+        log_dictconfig=LOGGING,
+        workers_kill_timeout=20,
+    ).serve()
     return 0
 
 
@@ -172,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = command(
         "serve",
-        help="run the HTTP/WebSocket service (uvicorn)",
+        help="run the HTTP/WebSocket service (uvicorn, or Granian)",
         description="Serve the API. It answers once every model is recovered and the kernels are "
         "compiled or loaded from the kernel cache (ACOG_WARM_UP; `acog warm-up` fills the cache ahead).",
     )
@@ -183,6 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=1,
         help="replica processes behind the one port, each following every model's log",
+    )
+    serve.add_argument(
+        "--server",
+        choices=("uvicorn", "granian"),
+        default="uvicorn",
+        help="the HTTP server: uvicorn (the default), or Granian (pip install 'acog-service[granian]'; "
+        "one process: --workers is uvicorn's)",
     )
     serve.set_defaults(func=_serve)
 

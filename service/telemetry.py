@@ -28,6 +28,7 @@ import math
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,6 +83,19 @@ bounds the raw ``method`` strings a client can send too, which the label folds i
 PREDICTION_REJECTIONS = ("invalid_features", "pending_limit")
 """The reasons the engine refuses predictions for (``Observer.predictions_refused``)."""
 SHARE_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class _ModelChildren:
+    """A model's labelled children of the per-event series, resolved once (``labels()`` is a
+    dict lookup under a lock per call, on every prediction and every applied label)."""
+
+    anomalies: Counter
+    normals: Counter
+    update_duration: Histogram
+    label_delay: Histogram
+    follower_lag: Histogram
+    missing_share: Histogram
 
 
 class Telemetry(Observer):
@@ -177,6 +191,7 @@ class Telemetry(Observer):
         self.engine: Engine | None = None
         self._request_counters: dict[tuple[str | None, str, int], Counter] = {}
         self._request_timers: dict[tuple[str, str], Histogram] = {}
+        self._children: dict[str, _ModelChildren] = {}
         if not multiprocess():
             ProcessCollector(registry=registry)
             PlatformCollector(registry=registry)
@@ -241,19 +256,32 @@ class Telemetry(Observer):
     # --- what the engine reports ---------------------------------------------------------
 
     def model_added(self, model: str) -> None:
-        """Create a model's series at zero, so dashboards see them before the first event."""
-        for predicted in ("anomaly", "normal"):
-            self.predictions_total.labels(model, predicted)
+        """Create a model's series at zero, so dashboards see them before the first event, and keep
+        the children the hot paths feed at hand (:meth:`_children_of`)."""
+        self._children[model] = self._resolve(model)
         self.expired_total.labels(model)
-        self.update_duration.labels(model)
-        self.label_delay.labels(model)
-        self.follower_lag.labels(model)
         self.resyncs.labels(model)
-        self.missing_share.labels(model)
         for reason in PREDICTION_REJECTIONS:
             self.predictions_rejected_total.labels(model, reason)
 
+    def _resolve(self, model: str) -> _ModelChildren:
+        return _ModelChildren(
+            self.predictions_total.labels(model, "anomaly"),
+            self.predictions_total.labels(model, "normal"),
+            self.update_duration.labels(model),
+            self.label_delay.labels(model),
+            self.follower_lag.labels(model),
+            self.missing_share.labels(model),
+        )
+
+    def _children_of(self, model: str) -> _ModelChildren:
+        """The model's cached children; resolved afresh (not kept) for a model this process does
+        not hold any more, as ``labels()`` would."""
+        children = self._children.get(model)
+        return children if children is not None else self._resolve(model)
+
     def model_removed(self, model: str) -> None:
+        self._children.pop(model, None)
         self._request_timers = {k: v for k, v in self._request_timers.items() if k[0] != model}
         for metric in (
             self.predictions_total,
@@ -273,16 +301,18 @@ class Telemetry(Observer):
                 metric.remove(*labels)
 
     def predictions(self, model: str, anomalies: int, normals: int) -> None:
+        children = self._children_of(model)
         if anomalies:
-            self.predictions_total.labels(model, "anomaly").inc(anomalies)
+            children.anomalies.inc(anomalies)
         if normals:
-            self.predictions_total.labels(model, "normal").inc(normals)
+            children.normals.inc(normals)
 
     def applied(self, model: str, applied: Applied, lag: float) -> None:
-        self.update_duration.labels(model).observe(applied.update_seconds)
-        self.label_delay.labels(model).observe(applied.delay)
-        self.follower_lag.labels(model).observe(lag)
-        self.missing_share.labels(model).observe(applied.missing_share)
+        children = self._children_of(model)
+        children.update_duration.observe(applied.update_seconds)
+        children.label_delay.observe(applied.delay)
+        children.follower_lag.observe(lag)
+        children.missing_share.observe(applied.missing_share)
 
     def predictions_refused(self, model: str, reason: str, count: int = 1) -> None:
         self.predictions_rejected_total.labels(model, reason).inc(count)

@@ -10,9 +10,8 @@ An example ``x`` is a dict ``{name: value}``. It goes through the very code a se
 with named features runs (:class:`service.features.FeatureSpace`): the values are
 L2-normalised over the names present (for the default ensemble they are passed as they are, and
 each member reads them in its own input form: L2 or online standardisation), and each name gets
-an index in the model's
-:class:`~service.features.FeatureRegistry` the first time it is *learned* (names of one
-example in sorted order), up to ``max_features`` names (an open schema) or exactly
+an index in the model's :class:`~service.features.FeatureRegistry` the first time it is *learned*
+(names of one example in sorted order), up to ``max_features`` names (an open schema) or exactly
 ``feature_names`` (a closed one). At prediction time a name never learned weighs nothing.
 So ``predict_one`` before ``learn_one`` on a stream, as river's progressive validation does,
 gives exactly what the service answers for the same stream with every label applied at once.
@@ -34,8 +33,11 @@ from typing import Any
 
 from river import base
 
+from model_store import Example
+
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
+from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
 
 
@@ -73,6 +75,7 @@ class ACOGClassifier(base.Classifier):
         )
         self.space = FeatureSpace(self.config)
         self.learner: OnlineLearner = self.config.build_learner()
+        self._last: tuple[dict[Any, Any], Example, SparseVector] | None = None
 
     @property
     def registry(self) -> list[str]:
@@ -83,13 +86,25 @@ class ACOGClassifier(base.Classifier):
     def learn_one(self, x: dict[base.typing.FeatureName, Any], y: base.typing.ClfTarget) -> None:
         """One online round: register ``x``'s new names, then learn ``(x, y)``."""
         label = plus_minus_one(y)
-        example, _ = self.space.parse(dict(x), "x")
-        self.learner.learn(self.space.vector(example), label)
+        example, _ = self._parse(x)
+        self._last = None  # new names may be registered: a later score reads x afresh
+        self.learner.learn_unchecked(self.space.vector(example), label)
 
     def score_one(self, x: dict[base.typing.FeatureName, Any]) -> float:
         """The margin ``mu . x`` (names not learned yet weigh nothing)."""
-        _, vector = self.space.parse(dict(x), "x")
-        return self.learner.score(vector)
+        return self.learner.score_unchecked(self._parse(x)[1])
+
+    def _parse(self, x: dict[base.typing.FeatureName, Any]) -> tuple[Example, SparseVector]:
+        """``x`` parsed (validated once, by the service's parser), or the parse of the previous call
+        when ``x`` is equal to that call's example: progressive validation scores, then learns,
+        the same ``x``, which is read once."""
+        last = self._last
+        if last is not None and last[0] == x:
+            return last[1], last[2]
+        copy = dict(x)
+        example, vector = self.space.parse(copy, "x")
+        self._last = (copy, example, vector)
+        return example, vector
 
     def predict_one(self, x: dict[base.typing.FeatureName, Any], **kwargs: Any) -> bool:
         """``True`` (the positive class, an anomaly) when ``mu . x >= 0``."""

@@ -28,7 +28,8 @@ from ..engine import Engine
 from ..settings import Settings
 from ..telemetry import Telemetry
 from . import challengers, docs, drift, errors, feedback, health, models, predict, rollback, ws
-from .auth import is_open
+from .auth import Keys
+from .hot import HotPath
 from .limits import BodySizeLimit
 from .startup import StartingGuard, StartupProgress, start_in_background
 
@@ -109,11 +110,12 @@ def create_app(settings: Settings | None = None, *, listen_while_starting: bool 
     listens from the start, and a ready worker answers them)."""
     settings = settings or Settings()
     telemetry = Telemetry(CollectorRegistry(auto_describe=True))
+    keys = Keys.of(settings)
     progress = StartupProgress()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if is_open(settings):
+        if keys.open:
             log.warning("no ACOG_API_KEYS or ACOG_ADMIN_KEYS set: the API is open to anyone who can reach it")
         short = sum(len(key) < MIN_KEY_LENGTH for key in [*settings.api_keys, *settings.admin_keys])
         if short:
@@ -175,6 +177,7 @@ def create_app(settings: Settings | None = None, *, listen_while_starting: bool 
     docs.install(app)
     app.state.settings = settings
     app.state.telemetry = telemetry
+    app.state.keys = keys
     app.state.startup = progress
     for router in (predict.router, feedback.router, models.router, ws.router, health.router):
         app.include_router(router)
@@ -183,5 +186,14 @@ def create_app(settings: Settings | None = None, *, listen_while_starting: bool 
     errors.install(app)
     app.add_middleware(RequestTimer, telemetry=telemetry)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    # /predict and /feedback skip the stack above (see service.api.hot), but not the guard: until the
+    # models serve, StartingGuard (outermost) answers them with its 503 as it answers every route
+    app.add_middleware(
+        HotPath,
+        routes=[predict.ROUTE, feedback.ROUTE],
+        keys=keys,
+        telemetry=telemetry,
+        max_bytes=settings.max_body_bytes,
+    )
     app.add_middleware(StartingGuard, progress=progress)
     return app

@@ -12,11 +12,11 @@ from fastapi import Depends, Request
 
 from ..engine import Engine
 from ..settings import Settings
+from .hot import engine_of
 
 
 async def get_engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
+    return engine_of(request.scope)
 
 
 async def get_settings(request: Request) -> Settings:

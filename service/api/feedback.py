@@ -3,16 +3,20 @@
 The flow of docs/data-flow.md, in order: look up the prediction, append the self-contained event to
 the model's label log, apply the log in stream order, reply. All of it happens in the
 engine; an answered label is durable and already learned.
+
+Served by :class:`~service.api.hot.HotPath` (:data:`ROUTE`); the route declared here is what
+the OpenAPI document describes, and answers the same way when reached through FastAPI.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import TypeAdapter
 
 from ..engine import Engine, FeedbackResult, LabelItem
 from .auth import require_key
-from .dependencies import EngineDep, tag_model
 from .errors import status_of
+from .hot import HotRoute, encode, engine_of
 from .responses import KEY, refusals
 from .schemas import FeedbackBatchOut, FeedbackOut, FeedbackRequest, features_payload
 
@@ -20,7 +24,7 @@ router = APIRouter(tags=["labels"], dependencies=[Depends(require_key)])
 
 
 def _out(result: FeedbackResult) -> FeedbackOut:
-    return FeedbackOut(
+    return FeedbackOut.model_construct(
         prediction_id=result.prediction_id,
         model=result.model,
         applied=result.applied,
@@ -54,14 +58,19 @@ def _out(result: FeedbackResult) -> FeedbackOut:
         "Retry-After (a label retried with the same id and value answers the first outcome)",
     ),
 )
-async def feedback(
-    body: FeedbackRequest, request: Request, engine: EngineDep
-) -> FeedbackOut | FeedbackBatchOut:
+async def feedback(body: FeedbackRequest, request: Request) -> Response:
     """Apply labels. A prediction id counts once: a retry with the same value answers the first
     outcome again (``duplicate: true``); another value is a 409 ``label_conflict``."""
-    labels = label_items(body)
-    tag_model(request, body.model or (labels[0].model if labels else None))
-    return await answer_feedback(engine, body, labels)
+    request.state.model = model_of(body)
+    reply = await answer_feedback(engine_of(request.scope), body)
+    return Response(encode(reply), media_type="application/json")
+
+
+def model_of(body: FeedbackRequest) -> str:
+    """The model a request is about (the ``model`` label of its timing): the one it names, or
+    the one its (first) prediction id names."""
+    first = body.prediction_id if body.items is None else body.items[0].prediction_id
+    return body.model or (first or "").split(":", 1)[0]
 
 
 def label_items(body: FeedbackRequest) -> list[LabelItem]:
@@ -76,7 +85,7 @@ def label_items(body: FeedbackRequest) -> list[LabelItem]:
 async def answer_feedback(
     engine: Engine, body: FeedbackRequest, labels: list[LabelItem] | None = None
 ) -> FeedbackOut | FeedbackBatchOut:
-    """The reply to a feedback request (shared by REST and the WebSocket); ``labels`` are its
+    """The reply to a feedback request (REST and the WebSocket); ``labels`` are its
     :func:`label_items` when the caller read them already.
 
     A single label that cannot be applied raises its error (404, 410, ...); in a batch each
@@ -99,4 +108,7 @@ async def answer_feedback(
         results = await engine.feedback_examples(body.model, pairs)
     else:
         results = await engine.feedback(labels)
-    return FeedbackBatchOut(results=[_out(r) for r in results])
+    return FeedbackBatchOut.model_construct(results=[_out(r) for r in results])
+
+
+ROUTE = HotRoute("/feedback", TypeAdapter(FeedbackRequest), answer_feedback, model_of)

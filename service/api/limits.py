@@ -13,6 +13,11 @@ def _detail(max_bytes: int) -> list[dict[str, Any]]:
     return [{"loc": ["body"], "msg": f"the body is larger than {max_bytes} bytes", "type": "body_too_large"}]
 
 
+def too_large_body(max_bytes: int) -> bytes:
+    """The 413 body for a request body over ``max_bytes``."""
+    return json.dumps({"detail": _detail(max_bytes)}).encode()
+
+
 class BodyTooLarge(HTTPException):
     """Raised while the body streams in; an HTTPException so that FastAPI passes it through."""
 
@@ -59,7 +64,7 @@ class BodySizeLimit:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
-        payload = json.dumps({"detail": _detail(self.max_bytes)}).encode()
+        payload = too_large_body(self.max_bytes)
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": payload})

@@ -1,12 +1,19 @@
-"""``POST /predict``: score now, keep the prediction for its label window, answer."""
+"""``POST /predict``: score now, keep the prediction for its label window, answer.
+
+Served by :class:`~service.api.hot.HotPath` (:data:`ROUTE`); the route declared here is what
+the OpenAPI document describes, and answers the same way when reached through FastAPI.
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter, Depends, Request, Response
+from pydantic import TypeAdapter
 
 from ..engine import Engine
 from .auth import require_key
-from .dependencies import tag_model
+from .hot import HotRoute, encode, engine_of
 from .responses import KEY, refusals
 from .schemas import PredictBatchOut, PredictionOut, PredictRequest, features_payload
 
@@ -22,20 +29,24 @@ router = APIRouter(tags=["predictions"], dependencies=[Depends(require_key)])
 )
 async def predict(body: PredictRequest, request: Request) -> Response:
     """Score ``sign(mu . x)`` (+1 = anomaly) for one instance (``features``) or a batch (``instances``)."""
-    tag_model(request, body.model)
-    reply = await answer_predict(request.app.state.engine, body)
-    # Serialised once by pydantic: the reply is built from validated values, so FastAPI's
-    # second validation of the response model (measured at a few % of a request) is skipped.
-    return Response(reply.model_dump_json(), media_type="application/json")
+    request.state.model = model_of(body)
+    reply = await answer_predict(engine_of(request.scope), body)
+    return Response(encode(reply), media_type="application/json")
+
+
+def model_of(body: PredictRequest) -> str:
+    """The model a request names (the ``model`` label of its timing)."""
+    return body.model or ""
 
 
 async def answer_predict(engine: Engine, body: PredictRequest) -> PredictionOut | PredictBatchOut:
-    """The reply to a predict request (shared by REST and the WebSocket)."""
+    """The reply to a predict request (REST and the WebSocket)."""
     payloads = [body.features] if body.features is not None else list(body.instances or [])
     predictions, stored = await engine.predict(body.model, [features_payload(p) for p in payloads])
-    negative = 0 if predictions and engine.label_format(predictions[0].model) == "zero_one" else -1
+    zero_one = bool(predictions) and engine.label_format(predictions[0].model) == "zero_one"
+    negative: Literal[-1, 0] = 0 if zero_one else -1
     out = [
-        PredictionOut(
+        PredictionOut.model_construct(
             prediction_id=p.prediction_id,
             label=1 if p.label == 1 else negative,
             score=p.score,
@@ -46,4 +57,7 @@ async def answer_predict(engine: Engine, body: PredictRequest) -> PredictionOut 
         )
         for p in predictions
     ]
-    return out[0] if body.features is not None else PredictBatchOut(predictions=out)
+    return out[0] if body.features is not None else PredictBatchOut.model_construct(predictions=out)
+
+
+ROUTE = HotRoute("/predict", TypeAdapter(PredictRequest), answer_predict, model_of)

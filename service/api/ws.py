@@ -14,7 +14,7 @@ fields) gets an error reply and the socket stays open. Messages are handled
 concurrently but answered in order; at most ``ws_queue_size`` may be in flight, after which
 the server stops reading (TCP backpressure). Messages over ``ws_max_message_bytes`` (413)
 or above ``ws_max_messages_per_second`` (429) are refused one by one. A frame larger than
-``4 * ws_max_message_bytes`` is not read at all: uvicorn closes the socket with 1009
+``4 * ws_max_message_bytes`` is not read at all under uvicorn, which closes the socket with 1009
 (message too big), as RFC 6455 prescribes, without buffering it.
 """
 
@@ -26,26 +26,46 @@ import json
 import math
 import time
 from collections.abc import Awaitable
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from model_store import StoreError
 
 from ..engine import Engine, EngineError, store_failure
 from ..settings import Settings
-from .auth import is_open, key_allowed
+from .auth import Keys
 from .errors import json_safe, status_of
 from .feedback import answer_feedback
+from .hot import engine_of
 from .predict import answer_predict
 from .schemas import FeedbackRequest, PredictRequest
 
 router = APIRouter(tags=["stream"])
-Reply = dict[str, Any]
+Reply = dict[str, Any] | str
+"""A refusal (``ok: false``, its status and detail), or an answer: the REST reply's JSON."""
 
 
-def _error(status: int, field: str, message: str, kind: str) -> Reply:
+class _PredictMessage(PredictRequest):
+    type: Literal["predict"]
+    id: Any = None
+
+
+class _FeedbackMessage(FeedbackRequest):
+    type: Literal["feedback"]
+    id: Any = None
+
+
+MESSAGE: TypeAdapter[_PredictMessage | _FeedbackMessage] = TypeAdapter(
+    Annotated[_PredictMessage | _FeedbackMessage, Field(discriminator="type")]
+)
+"""A well-formed message decoded in one pass (pydantic-core's JSON parser) into the REST body
+model; any other message is read again with ``json`` so that its refusal is the one
+:func:`handle` words."""
+
+
+def _error(status: int, field: str, message: str, kind: str) -> dict[str, Any]:
     """A refusal of the WebSocket's own (the message itself: too large, too frequent, not JSON)."""
     return {
         "ok": False,
@@ -54,7 +74,7 @@ def _error(status: int, field: str, message: str, kind: str) -> Reply:
     }
 
 
-def _engine_error(error: EngineError) -> Reply:
+def _engine_error(error: EngineError) -> dict[str, Any]:
     """An engine refusal with the status, kind and retry advice REST answers it with
     (:mod:`service.api.errors`); ``retry_after`` is the ``Retry-After`` header's value."""
     reply = _error(status_of(error), error.field, error.problem, error.kind)
@@ -71,7 +91,7 @@ async def handle(engine: Engine, message: Any) -> Reply:
     fields = {k: v for k, v in message.items() if k not in ("type", "id")}
     try:
         if kind == "predict":
-            result: Any = await answer_predict(engine, PredictRequest.model_validate(fields))
+            result: BaseModel = await answer_predict(engine, PredictRequest.model_validate(fields))
         elif kind == "feedback":
             result = await answer_feedback(engine, FeedbackRequest.model_validate(fields))
         else:
@@ -85,7 +105,21 @@ async def handle(engine: Engine, message: Any) -> Reply:
         return _engine_error(exc)
     except StoreError as exc:  # the outcome is unknown; retrying the same message is safe
         return _engine_error(store_failure(exc))
-    return {"ok": True, "status": 200, "result": result.model_dump()}
+    return result.model_dump_json()
+
+
+async def _answer(engine: Engine, message: _PredictMessage | _FeedbackMessage) -> Reply:
+    """The reply to a message decoded by :data:`MESSAGE`."""
+    try:
+        if isinstance(message, _PredictMessage):
+            result: BaseModel = await answer_predict(engine, message)
+        else:
+            result = await answer_feedback(engine, message)
+    except EngineError as exc:
+        return _engine_error(exc)
+    except StoreError as exc:
+        return _engine_error(store_failure(exc))
+    return result.model_dump_json()
 
 
 class _RateLimit:
@@ -112,9 +146,10 @@ class _RateLimit:
 
 @router.websocket("/ws")
 async def stream(websocket: WebSocket) -> None:
-    engine: Engine = websocket.app.state.engine
+    engine = engine_of(websocket.scope)
     settings: Settings = websocket.app.state.settings
-    allowed = is_open(settings) or key_allowed(settings, websocket.headers.get("authorization"), admin=False)
+    keys: Keys = websocket.app.state.keys
+    allowed = keys.refusal(websocket.headers.get("authorization"), admin=False) is None
     await websocket.accept()
     if not allowed:  # closed before accept, uvicorn would refuse the handshake with a bare 403
         await websocket.close(code=1008, reason="missing or unknown API key (Authorization: Bearer <key>)")
@@ -152,6 +187,12 @@ def _dispatch(
         reply["retry_after"] = limit.wait_seconds()
         message = _parsed(text)  # not handled, but its reply names it
     else:
+        try:
+            decoded = MESSAGE.validate_json(text)
+        except ValidationError:
+            pass
+        else:
+            return json_safe(decoded.id), decoded.type, asyncio.ensure_future(_answer(engine, decoded))
         try:
             message = json.loads(text)
         except ValueError as exc:
@@ -201,4 +242,8 @@ async def _send_in_order(
             reply = await pending
         except Exception as exc:  # never leave a message unanswered
             reply = _error(500, "server", f"internal error: {type(exc).__name__}", "internal")
-        await websocket.send_text(json.dumps({"id": message_id, "type": kind, **reply}))
+        if isinstance(reply, str):  # the REST reply, serialised once
+            head = json.dumps({"id": message_id, "type": kind, "ok": True, "status": 200})
+            await websocket.send_text(f'{head[:-1]}, "result": {reply}}}')
+        else:
+            await websocket.send_text(json.dumps({"id": message_id, "type": kind, **reply}))

@@ -121,7 +121,8 @@ class ModelRuntime:
     # --- serving --------------------------------------------------------------------------
 
     def score(self, vector: SparseVector) -> float:
-        return self.learner.score(vector)
+        """``mu . x`` of a vector the feature parser validated (not validated again)."""
+        return self.learner.score_unchecked(vector)
 
     @property
     def eta(self) -> float:
@@ -158,9 +159,10 @@ class ModelRuntime:
                 f"log entry {entry.stream_id} is a {entry.kind!r} event, which this service cannot apply"
             )
         vector, ignored = self.features.vector_reporting(entry.example)
-        yhat = entry.yhat if entry.yhat != 0 else self.learner.predict(vector)
+        # the example was validated when it was parsed, before it was logged: not again here
+        yhat = entry.yhat if entry.yhat != 0 else (1 if self.learner.score_unchecked(vector) >= 0.0 else -1)
         start = time.perf_counter()
-        info = self.learner.learn(vector, entry.y)
+        info = self.learner.learn_unchecked(vector, entry.y)
         elapsed = time.perf_counter() - start
         self.measures.update(entry.y, yhat)
         self.window.update(entry.y, yhat)

@@ -20,6 +20,11 @@ every registered algorithm and for the ``eta="auto"``/``loss="auto"`` ensembles)
   scipy matrix; all three give bit-identical results. Bad input raises
   :class:`~service.learners.errors.InvalidInput` naming the field and changes nothing; the
   caller's arrays are never modified.
+- ``score_unchecked(v)`` and ``learn_unchecked(v, y)`` are the entry points for a vector
+  validated at the edge (already canonical: :meth:`Learner.kernel_vector` says what that is)
+  and a label in {-1, +1}: nothing is checked again, and the results are the bits of
+  ``score(v)`` and ``learn(v, y)``. The service's feature parser validates each request's
+  vector once; the learner does not do it a second time.
 - ``run(X, y)`` is progressive validation over a CSR matrix (score each row, then learn
   it) at native speed, bit-identical to calling ``learn`` row by row, state included.
 - ``eta`` is the learning rate in use (``NaN`` for an algorithm without one);
@@ -203,6 +208,11 @@ class Learner(LearnerInterface):
         self._arrays = self._fresh_state()
         self._st = self.state_type(**self._arrays)
         self._borrows = 0
+        self._intercept: SparseVector | None = None
+        """The intercept's index and value as one-element arrays, appended by :meth:`kernel_vector`."""
+        if self.params["fit_intercept"]:
+            value = float(self.params["intercept_value"])
+            self._intercept = np.array([self.n_features], np.int64), np.array([value], np.float64)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -234,8 +244,32 @@ class Learner(LearnerInterface):
 
     def score(self, x: Any) -> float:
         """``mu . x``."""
-        idx, val = self._vector(x)
-        return float(driver.score_one(self._st, idx, val))
+        return self.score_checked(self._vector(x))
+
+    def score_checked(self, vector: SparseVector) -> float:
+        """``mu . x`` of a vector in the kernels' form (what :meth:`checked` returns)."""
+        return float(driver.score_one(self._st, vector[0], vector[1]))
+
+    def score_unchecked(self, vector: SparseVector) -> float:
+        """:meth:`score` of a vector validated at the edge, not validated again: see
+        :meth:`kernel_vector` for what ``vector`` must be."""
+        return self.score_checked(self.kernel_vector(vector))
+
+    def learn_unchecked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        """:meth:`learn` of a vector validated at the edge (see :meth:`kernel_vector`) and a label
+        ``y`` already in {-1, +1}; nothing is validated again."""
+        return self.learn_checked(self.kernel_vector(vector), y)
+
+    def kernel_vector(self, vector: SparseVector) -> SparseVector:
+        """A canonical vector (what :func:`~service.learners.inputs.canonical` returns for this
+        learner's ``n_features``: int64 indices strictly increasing in ``[0, n_features)``, finite
+        float64 values, explicit zeros only where the learner reads presence) in the form the
+        kernels read: the intercept appended. Nothing is checked: the caller validated ``vector``
+        (the service's feature parser does, once per request)."""
+        intercept = self._intercept
+        if intercept is None:
+            return vector
+        return np.concatenate((vector[0], intercept[0])), np.concatenate((vector[1], intercept[1]))
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         """One online round: score ``x``, suffer the loss for label ``y``, update.

@@ -42,8 +42,9 @@ from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter
 from .hedge import ALPHA, ETA, hedge_steps, hedge_vote
+from .inputs import SparseVector
 from .interface import LearnerInterface
-from .member_inputs import MemberInputs
+from .member_inputs import MemberInputs, nonzero
 from .nonlinear import check_map_fits, mapped_dimension
 from .roster import Family, family_name
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
@@ -243,16 +244,51 @@ class EtaGrid(LearnerInterface):
         vector = self.inputs.vectors(x)[self.member_forms[leader]]
         return self.members[leader].score(vector)
 
+    def score_unchecked(self, vector: SparseVector) -> float:
+        """:meth:`score` of a vector validated at the edge: each input form is still made (L2,
+        standardisation), only the checks are not repeated."""
+        if self.selection == "hedge":
+            kernels = self._kernel_vectors(self.inputs.vectors_unchecked(vector))
+            pairs = zip(self.members, self.member_forms, strict=True)
+            row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
+            return float(hedge_vote(self._log_w, row))
+        leader = self.leader()
+        form = self.member_forms[leader]
+        kernel = self._kernel_vectors(self.inputs.vectors_unchecked(vector, forms=(form,)))[form]
+        return self.members[leader].score_checked(kernel)
+
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
-        chosen = self.leader()
         label = Learner._label(y)
         vectors = self.inputs.vectors(x, learn=True)  # checks x before anything changes
+        kernels = {f: self.members[ks[0]].checked(vectors[f], label)[0] for f, ks in self._by_form.items()}
+        return self._learn_members(kernels, label)  # each form checked once for its members
+
+    def learn_unchecked(self, vector: SparseVector, y: int) -> UpdateInfo:
+        """:meth:`learn` of a vector validated at the edge and a label in {-1, +1}: every input form
+        is made (the standardisation learns ``vector``), nothing is checked again."""
+        self._refuse_if_borrowed()
+        return self._learn_members(self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn=True)), y)
+
+    def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:
+        """Each form's vector as its members' kernels read it, unchecked: the bits :meth:`learn`'s
+        ``checked`` gives. A transformed form (L2, standardised) loses the zeros that underflow made,
+        as ``checked`` drops them for a member that does not read presence; the intercept is appended."""
+        out = {}
+        for form, vector in vectors.items():
+            member = self.members[self._by_form[form][0]]
+            if form != "raw" and not member.needs_presence:
+                vector = nonzero(vector)
+            out[form] = member.kernel_vector(vector)
+        return out
+
+    def _learn_members(self, kernels: dict[str, SparseVector], label: int) -> UpdateInfo:
+        """One round for every member on its form's kernel vector; the selection learns the round."""
+        chosen = self.leader()
         infos: list[UpdateInfo] = [None] * len(self.members)  # type: ignore[list-item]
         for form, ks in self._by_form.items():
-            vector, _ = self.members[ks[0]].checked(vectors[form], label)  # once per form
             for k in ks:
-                infos[k] = self.members[k].learn_checked(vector, label)
+                infos[k] = self.members[k].learn_checked(kernels[form], label)
         predictions = np.array([[i.prediction for i in infos]], dtype=np.int8)
         lead = infos[chosen]
         score = lead.score

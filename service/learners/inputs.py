@@ -186,4 +186,6 @@ def sorted_support(
 def with_intercept(vector: SparseVector, index: int, value: float) -> SparseVector:
     """Append the constant intercept feature at ``index`` (the last coordinate)."""
     idx, val = vector
-    return np.append(idx, np.int64(index)), np.append(val, value)
+    return np.concatenate((idx, np.array([index], np.int64))), np.concatenate(
+        (val, np.array([value], np.float64))
+    )

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .errors import StateBorrowed
+from .inputs import SparseVector
 from .migration import FeatureMigration, migrate
 
 
@@ -55,6 +56,16 @@ class LearnerInterface(abc.ABC):
     @abc.abstractmethod
     def learn(self, x: Any, y: Any) -> Any:
         """One online round; an :class:`~service.learners.base.UpdateInfo`."""
+
+    @abc.abstractmethod
+    def score_unchecked(self, vector: SparseVector) -> float:
+        """:meth:`score` of a canonical vector validated at the edge (the service's feature parser):
+        every transform the learner applies is applied, only the checks are skipped; the same bits."""
+
+    @abc.abstractmethod
+    def learn_unchecked(self, vector: SparseVector, y: int) -> Any:
+        """:meth:`learn` of a canonical vector validated at the edge and a label already in
+        {-1, +1}; nothing is checked again, the same bits and the same state."""
 
     @abc.abstractmethod
     def run(self, X: Any, y: Any) -> Any:

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from ..normalization import unit_l2, unit_l2_rows
 from .errors import InvalidInput, InvalidParameter
-from .inputs import canonical
+from .inputs import SparseVector, canonical
 from .standardise import fresh_statistics, standardise_rows
 
 FORMS = ("raw", "l2", "standard")
@@ -57,6 +57,27 @@ class MemberInputs:
         if "l2" in self.forms:
             out["l2"] = (idx, unit_l2(val))
         if "standard" in self.forms:
+            dense = np.zeros((1, self.n_features))
+            dense[0, idx] = val
+            z = self._standardise(dense, learn)[0]
+            nz = np.flatnonzero(z)
+            out["standard"] = (nz.astype(np.int64), z[nz])
+        return out
+
+    def vectors_unchecked(
+        self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None
+    ) -> dict[str, SparseVector]:
+        """:meth:`vectors` of a canonical vector validated at the edge (the service's feature
+        parser), not checked again: the same transforms, the same bits. ``forms`` limits the output
+        to some forms (all of them when the statistics learn)."""
+        if self.forms == ("raw",):
+            return {"raw": vector}
+        wanted = self.forms if learn or forms is None else tuple(forms)
+        idx, val = nonzero(vector)  # what canonical() gives the checked path
+        out: dict[str, SparseVector] = {}
+        if "l2" in wanted:
+            out["l2"] = (idx, unit_l2(val))
+        if "standard" in wanted:
             dense = np.zeros((1, self.n_features))
             dense[0, idx] = val
             z = self._standardise(dense, learn)[0]
@@ -118,6 +139,15 @@ class MemberInputs:
             for key in ("std_mean", "std_m2"):
                 new.arrays[key][kept] = self.arrays[key][source[kept]]
         return new
+
+
+def nonzero(vector: SparseVector) -> SparseVector:
+    """``vector`` without its explicit zeros (itself when it has none)."""
+    idx, val = vector
+    if val.all():
+        return vector
+    keep = val != 0.0
+    return idx[keep], val[keep]
 
 
 def stream_matrix(X: Any, n_features: int) -> sp.csr_matrix:

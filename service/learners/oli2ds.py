@@ -331,10 +331,9 @@ class OLI2DS(Learner):
     # reports that score and its own bias, so learn and run call its kernels directly (the state
     # ends in the same bits as through the driver: tests/learners/test_oli2ds.py).
 
-    def score(self, x: Any) -> float:
+    def score_checked(self, vector: SparseVector) -> float:
         """``s`` for the present features of ``x``; the statistics are not updated."""
-        idx, val = self._vector(x)
-        return float(oli2ds_score(self._st, idx, val))
+        return float(oli2ds_score(self._st, vector[0], vector[1]))
 
     def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
         self._refuse_if_borrowed()
@@ -398,6 +397,15 @@ class OLI2DS(Learner):
         }
 
     # --- internals ------------------------------------------------------------------------
+
+    def kernel_vector(self, vector: SparseVector) -> SparseVector:
+        """The present features of a canonical vector that kept its explicit zeros (OLI2DS reads
+        presence), without them under ``zero_is_missing``, the intercept appended."""
+        if self.params["zero_is_missing"]:
+            keep = vector[1] != 0.0
+            if not keep.all():
+                vector = (vector[0][keep], vector[1][keep])
+        return super().kernel_vector(vector)
 
     def _vector(self, x: Any) -> SparseVector:
         """The present features of ``x`` (explicit zeros dropped with ``zero_is_missing``), the

@@ -23,6 +23,8 @@ from service.learners import (
     StateBorrowed,
     create,
 )
+from service.learners.inputs import canonical
+from service.model_config import ModelConfig
 
 from .streams import CASES, ENSEMBLE_FORMS, NAMES, Case, arrays_of, same_state, sparse_stream
 
@@ -77,6 +79,64 @@ def test_dense_pair_and_csr_inputs_are_bit_identical(case: Case, stream: tuple) 
         assert a == b == c
     assert same_state(dense.to_state(), pair.to_state())
     assert same_state(dense.to_state(), csr.to_state())
+
+
+@cases
+@pytest.mark.parametrize(
+    "overrides", [{}, {"fit_intercept": True, "intercept_value": 0.5}], ids=["plain", "intercept"]
+)
+def test_unchecked_entry_points_give_the_checked_bits(case: Case, stream: tuple, overrides: dict) -> None:
+    """``score_unchecked``/``learn_unchecked`` on the canonical vector the service's feature parser
+    hands over (explicit zeros kept for a learner that reads presence) are ``score``/``learn``."""
+    X, y = stream
+    checked, unchecked = case.create(D, **overrides), case.create(D, **overrides)
+    presence = ALGORITHMS[case.algorithm].needs_presence
+    for i in range(X.shape[0]):
+        row = same_present_set(X[i], presence)
+        vector = canonical((row.indices, row.data), D, keep_zeros=presence)
+        assert checked.score(row) == unchecked.score_unchecked(vector)
+        assert checked.learn(row, y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
+    assert same_state(checked.to_state(), unchecked.to_state())
+
+
+@pytest.mark.parametrize("selection", ["hedge", "leader", "window"])
+def test_unchecked_ensemble_over_input_forms_gives_the_checked_bits(selection: str, stream: tuple) -> None:
+    """The ensemble on the raw vector (``normalize: auto``): the unchecked path still makes every
+    input form (L2, the standardisation, which learns), with each way of combining the members."""
+    X, y = stream
+    params = {"eta": "auto", "loss": "auto", "eta_grid": [0.3, 3.0], "members": "auto", "window": 7}
+    params |= {"inputs": ["l2", "standard"], "selection": selection, "fit_intercept": True}
+    checked, unchecked = create("acog", n_features=D, **params), create("acog", n_features=D, **params)
+    for i in range(X.shape[0]):
+        vector = canonical((X[i].indices, X[i].data), D)
+        assert checked.score(X[i]) == unchecked.score_unchecked(vector)
+        assert checked.learn(X[i], y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
+    assert same_state(checked.to_state(), unchecked.to_state())
+
+
+def test_unchecked_default_model_gives_the_checked_bits(stream: tuple) -> None:
+    """The service's default model (its learner as ``ModelConfig`` builds it) on both paths."""
+    X, y = stream
+    config = ModelConfig(n_features=D)
+    checked, unchecked = config.build_learner(), config.build_learner()
+    assert isinstance(checked, EtaGrid) and checked.inputs.forms != ("raw",)
+    for i in range(X.shape[0]):
+        vector = canonical((X[i].indices, X[i].data), D)
+        assert checked.score(X[i]) == unchecked.score_unchecked(vector)
+        assert checked.learn(X[i], y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
+    assert same_state(checked.to_state(), unchecked.to_state())
+
+
+def test_unchecked_oli2ds_reading_zero_as_missing_drops_the_zeros_the_parser_kept(stream: tuple) -> None:
+    X, y = stream
+    params = {"zero_is_missing": True, "fit_intercept": True}
+    checked, unchecked = create("oli2ds", n_features=D, **params), create("oli2ds", n_features=D, **params)
+    for i in range(X.shape[0]):
+        dense = X[i].toarray().ravel()
+        vector = canonical(dense, D, keep_zeros=True)  # what the parser gives a learner that reads presence
+        assert checked.score(dense) == unchecked.score_unchecked(vector)
+        assert checked.learn(dense, y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
+    assert same_state(checked.to_state(), unchecked.to_state())
 
 
 @cases

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -25,8 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
 class ServiceProcess:
     """``start()`` waits until ``/readyz`` answers 200; ``kill()`` is SIGKILL, ``stop()`` SIGTERM."""
 
-    def __init__(self, directory: Path, env: Mapping[str, str], port: int | None = None) -> None:
+    def __init__(
+        self, directory: Path, env: Mapping[str, str], port: int | None = None, args: Sequence[str] = ()
+    ) -> None:
         self.directory = directory
+        self.args = list(args)
+        """More ``acog serve`` options (``--server granian``)."""
         self.port = port or free_port()
         self.env = {**os.environ, "ACOG_DATA_DIR": str(directory / "data"), **env}
         self.env.setdefault("PYTHONPATH", str(ROOT))
@@ -49,7 +53,17 @@ class ServiceProcess:
         self.listening = None
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                *self.args,
+            ],
             env=self.env,
             cwd=ROOT,
             stdout=log,
