@@ -14,9 +14,9 @@ from service.adapters import sklearn_estimator
 from service.adapters.sklearn_estimator import SklearnACOGClassifier
 from service.evaluation.datasets import load
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
 
 from ..conftest import dataset_path
+from ..support.model_state import served
 
 ESTIMATORS = [
     SklearnACOGClassifier(),  # the service's defaults: acog, eta and loss auto, intercept
@@ -73,10 +73,11 @@ def test_partial_fit_in_chunks_is_fit_and_is_the_learner_library() -> None:
     chunked = SklearnACOGClassifier(class_weight="balanced")
     for start in range(0, len(y), 128):
         chunked.partial_fit(X[start : start + 128], y[start : start + 128], classes=[-1, 1])
-    library = ModelConfig.model_validate({"n_features": 24}).build_learner()
+    config = {"n_features": 24, "normalize": "l2"}  # the estimator's default normalize
+    library = ModelConfig.model_validate(config).build_learner()
     for row, label in zip(X, y, strict=True):
-        library.learn(unit_l2(row), int(label))
-    expected = [library.score(unit_l2(row)) for row in X[:100]]
+        library.learn(served(config, row), int(label))
+    expected = [library.score(served(config, row)) for row in X[:100]]
     assert list(whole.decision_function(X[:100])) == list(chunked.decision_function(X[:100])) == expected
     assert list(whole.decision_function(data.X[:100])) == expected  # sparse input alike
     assert set(whole.predict(X)) == {-1, 1}
