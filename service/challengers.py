@@ -27,6 +27,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from model_store.ids import MODEL_NAME_MAX_LENGTH, MODEL_NAME_REGEX
+
 from .drift import DriftMonitor
 from .learners import OnlineLearner
 from .learners.inputs import SparseVector
@@ -38,7 +40,9 @@ CHALLENGER_EVENT = "challenger"
 """The kind of the log entries that add (``put``), remove (``delete``) and promote challengers."""
 SHARED_FIELDS = ("n_features", "feature_names", "max_features", "normalize", "label_format")
 """Configuration fields a challenger must share with its model (they shape the feature space)."""
-ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+ID_PATTERN = MODEL_NAME_REGEX
+"""A challenger id is written like a model name."""
+ID_LENGTH = MODEL_NAME_MAX_LENGTH
 
 
 def config_json(config: ModelConfig) -> str:

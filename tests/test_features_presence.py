@@ -98,7 +98,7 @@ def test_oli2ds_sees_every_present_name_zeros_included(stream: list) -> None:
 
 @pytest.mark.parametrize(
     "features",
-    [[0.0, 1.0, 0.0, 2.0], {"indices": [3, 0, 2], "values": [2.0, 0.0, 0.0]}],
+    [[0.0, 1.0, 0.0, 2.0], {"indices": [0, 2, 3], "values": [0.0, 0.0, 2.0]}],  # sorted: unsorted is refused
 )
 def test_oli2ds_sees_explicit_zeros_in_indexed_input(features: Any) -> None:
     space = FeatureSpace(ModelConfig(algorithm="oli2ds", n_features=4))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 
-from ..challengers import ID_PATTERN
+from ..challengers import ID_LENGTH, ID_PATTERN
 from ..model_config import ModelConfig
 from .auth import require_admin
 from .dependencies import EngineDep, tag_model
@@ -16,7 +16,7 @@ from .responses import ADMIN, refusals
 from .schemas import ModelInfo, ModelNameInPath
 
 router = APIRouter(prefix="/models", tags=["models"])
-ChallengerId = Annotated[str, Path(min_length=1, max_length=64, pattern=ID_PATTERN)]
+ChallengerId = Annotated[str, Path(min_length=1, max_length=ID_LENGTH, pattern=ID_PATTERN)]
 
 RESPONSES = refusals(
     *ADMIN,
