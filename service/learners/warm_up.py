@@ -110,6 +110,7 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
             report(k, len(names), name)
         _exercise(ALGORITHMS[name])
     unit_l2(np.array([3.0, 4.0]))
+    unit_l2(read_only(np.array([3.0, 4.0])))  # the ensemble scales the label log's read-only values
     standardise_rows(np.ones((1, 1)), np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1), True)
     _exercise_hedge()
     if report is not None:
