@@ -264,21 +264,7 @@ class ModelRuntime:
         if known:
             self.drift.policy = policy
             self.drift.limit = int(body.get("limit", 0))
-        self.applied_id = entry.stream_id
-        self.version += 1
-        applied = Applied(
-            stream_id=entry.stream_id,
-            seq=self.version,
-            prediction_id="",
-            y=0,
-            yhat=0,
-            updated=known,
-            version=self.version,
-            delay=0.0,
-            update_seconds=0.0,
-            kind=POLICY_EVENT,
-        )
-        return self._remember(applied)
+        return self._event_applied(entry, POLICY_EVENT, known)
 
     def shadow(self, vector: SparseVector, label: int) -> None:
         """Score a prediction's vector by every challenger (the champion answered ``label``)."""
@@ -298,20 +284,17 @@ class ModelRuntime:
             done = self.challengers.pop(name, None) is not None
         elif op == "promote":
             done = name in self.challengers
+        return self._event_applied(entry, CHALLENGER_EVENT, done)
+
+    def _event_applied(self, entry: LogEntry, kind: str, updated: bool) -> Applied:
+        """A log entry that carries no label (a drift policy, a challenger change) takes its place
+        in the model's version, changed something (``updated``) or not."""
         self.applied_id = entry.stream_id
         self.version += 1
         applied = Applied(
-            stream_id=entry.stream_id,
-            seq=self.version,
-            prediction_id="",
-            y=0,
-            yhat=0,
-            updated=done,
-            version=self.version,
-            delay=0.0,
-            update_seconds=0.0,
-            kind=CHALLENGER_EVENT,
-        )
+            stream_id=entry.stream_id, seq=self.version, prediction_id="", y=0, yhat=0, updated=updated,
+            version=self.version, delay=0.0, update_seconds=0.0, kind=kind,
+        )  # fmt: skip
         return self._remember(applied)
 
     def _put_challenger(self, name: str, text: str, limit: int) -> bool:
