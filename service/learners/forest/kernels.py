@@ -56,6 +56,8 @@ from typing import Any
 import numpy as np
 
 from ...jit_cache import kernel
+from ..posterior import bias as rho_bias
+from ..posterior import decision_loss, decision_score, dense
 from .rng import uniform
 
 ForestState = namedtuple(
@@ -81,22 +83,10 @@ STEP, DIRICHLET, AGGREGATE, SPLIT_PURE, MAX_NODES, RHO_MODE, RHO_FIXED, ALPHA_P 
 
 
 @kernel
-def dense(idx: np.ndarray, val: np.ndarray, dim: int) -> np.ndarray:
-    """The canonical sparse ``x`` as a dense vector of length ``dim``."""
-    x = np.zeros(dim)
-    for k in range(idx.shape[0]):
-        x[idx[k]] = val[k]
-    return x
-
-
-@kernel
 def bias(st: Any) -> float:
     """``rho`` for the next label: the driver's rule (:func:`service.learners.driver.current_rho`)."""
     h = st.hyper
-    if h[RHO_MODE] == 1.0:
-        alpha_p = h[ALPHA_P]
-        return alpha_p * (st.counts[1] + 1.0) / ((1.0 - alpha_p) * (st.counts[0] + 1.0))
-    return h[RHO_FIXED]
+    return rho_bias(st.counts, h[RHO_MODE], h[RHO_FIXED], h[ALPHA_P])
 
 
 @kernel
@@ -134,9 +124,10 @@ def forest_proba(st: Any, x: np.ndarray) -> tuple[float, float]:
 
 @kernel
 def forest_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
-    """``log(p / q) + log(rho)``: its sign is the cost-optimal decision ``p >= 1 / (1 + rho)``."""
+    """``log(p / q) + log(rho)``: its sign is the cost-optimal decision ``p >= 1 / (1 + rho)``
+    (:mod:`service.learners.posterior`)."""
     p, q = forest_proba(st, dense(idx, val, st.lower.shape[2]))
-    return math.log(p) - math.log(q) + math.log(bias(st))
+    return decision_score(p, q, bias(st))
 
 
 @kernel
@@ -286,6 +277,4 @@ def forest_update(st: Any, p: Any, idx: np.ndarray, val: np.ndarray, y: int, sco
     ``log(1 + exp(-y (score - log rho)))``, and ``True`` (every label moves the counts)."""
     x = dense(idx, val, st.lower.shape[2])
     forest_learn(st, x, 0 if y > 0 else 1)
-    m = -y * (score - math.log(rho))
-    loss = m + math.log1p(math.exp(-m)) if m > 0.0 else math.log1p(math.exp(m))
-    return loss, True
+    return decision_loss(y, score, rho), True
