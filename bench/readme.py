@@ -26,11 +26,13 @@ from pathlib import Path
 from bench.learners import DEFAULTS_ROW
 from bench.report import DEFAULT_PATH, read_section, write_section
 from service.learners import NONLINEAR_MAX_FEATURES, EtaGrid
-from service.learners.roster import FOREST_MAX_FEATURES, STANDARD_MAX_FEATURES
+from service.learners.knn import KNN
+from service.learners.roster import FOREST_MAX_FEATURES, NEIGHBOURS_MAX_FEATURES, STANDARD_MAX_FEATURES
 from service.learners.standardise import CLIP, WARM_UP
 from service.model_config import ModelConfig
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+KNN_K, KNN_WINDOW = (KNN.own_params[name][0] for name in ("k", "window"))
 LINK = "docs/benchmarks.md"
 
 
@@ -122,10 +124,13 @@ def defaults_block(benchmarks: Path) -> str:
         f"and {losses} ({k}); full ACOG when the covariances fit the memory budget, SSACOG otherwise;",
         f"- for d <= {NONLINEAR_MAX_FEATURES}, ACOG-diag over the quadratic features "
         f"(`x` and its pairwise products), {k} more;",
-        f"- for d <= {FOREST_MAX_FEATURES}, the Aggregated Mondrian Forest (`amf`, 10 trees), one member",
+        f"- for d <= {FOREST_MAX_FEATURES}, the Aggregated Mondrian Forest (`amf`, 10 trees), one member;",
+        f"- for d <= {NEIGHBOURS_MAX_FEATURES}, the k nearest neighbours (`knn`, k = {KNN_K} of the last "
+        f"{KNN_WINDOW} labels), one member over the standardised input only",
         "",
-        f'each once per input form (`normalize: "{config.normalize}"`): every example scaled to unit L2 '
-        f"norm, and for d <= {STANDARD_MAX_FEATURES} also online per-feature standardisation (the running "
+        f'each (but the neighbours) once per input form (`normalize: "{config.normalize}"`): every '
+        f"example scaled to unit L2 norm, and for d <= {STANDARD_MAX_FEATURES} also online per-feature "
+        "standardisation (the running "
         "mean and variance of the labelled examples before it, float64, in the model's state; for the "
         f"first {WARM_UP} labels features are only centred, and standardised values are clipped to "
         f"+-{CLIP:g}), which keeps the norm that L2 scaling erases. So d = 5 runs "

@@ -25,7 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from .learners import ALGORITHMS, DEFAULT_GRID, NONLINEAR_MAX_FEATURES, OnlineLearner, create
 from .learners.covariance import DEFAULT_MEMORY_BUDGET
 from .learners.nonlinear import MAP_LEARNERS, MAX_COMPONENTS, mapped_dimension
-from .learners.roster import FOREST_MAX_FEATURES, STANDARD_MAX_FEATURES, families_for, forests_for, forms_for
+from .learners.roster import (
+    FOREST_MAX_FEATURES,
+    NEIGHBOURS_MAX_FEATURES,
+    STANDARD_MAX_FEATURES,
+    families_for,
+    forests_for,
+    forms_for,
+)
 from .measures import complement
 
 if TYPE_CHECKING:
@@ -87,6 +94,21 @@ class ForestOptions(BaseModel):
         4096, ge=3, le=2**24, description="node budget per tree; a full tree stops splitting"
     )
     seed: int = Field(0, ge=0, lt=2**63, description="seed of the trees' random streams")
+
+
+class KNNOptions(BaseModel):
+    """The nearest neighbours' hyper-parameters (``algorithm: "knn"``; see :mod:`service.learners.knn`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k: int = Field(5, ge=1, le=1000, description="neighbours that vote")
+    window: int = Field(
+        1000, ge=1, le=1_000_000, description="labelled examples kept (the last ones): window x d floats"
+    )
+    weighting: Literal["uniform", "distance"] = Field(
+        "distance", description="each neighbour's vote: 1 / its distance, or 1"
+    )
+    dirichlet: PositiveFloat = Field(0.5, description="prior smoothing the vote (0.5: Jeffreys)")
 
 
 class FeatureMapOptions(BaseModel):
@@ -208,6 +230,7 @@ class ModelConfig(BaseModel):
     )
     opid: OPIDOptions | None = Field(None, description='options of algorithm "opid"')
     forest: ForestOptions | None = Field(None, description='options of algorithm "amf"')
+    knn: KNNOptions | None = Field(None, description='options of algorithm "knn"')
     feature_map: FeatureMapOptions | None = Field(
         None,
         description="a nonlinear feature map under acog or acog-diag (default acog when the "
@@ -217,7 +240,8 @@ class ModelConfig(BaseModel):
         "auto",
         description='eta="auto": "linear": ACOG members only; "all" adds ACOG-diag over the quadratic '
         f"features (one member per eta and loss) when the dimension is <= {NONLINEAR_MAX_FEATURES}; "
-        f'"auto" adds the forest too when the dimension is <= {FOREST_MAX_FEATURES}',
+        f'"auto" adds the forest too when the dimension is <= {FOREST_MAX_FEATURES}, and the k nearest '
+        f"neighbours over the standardised input when it is <= {NEIGHBOURS_MAX_FEATURES}",
     )
     # --- SDROGD and Pegasos (docs/learners.md §8); eta is a learning rate, so the paper's eta
     # is lda_weight here. Both step with 1/t (Pegasos 1/(lam t)): eta does not apply to them. ---
@@ -387,6 +411,8 @@ class ModelConfig(BaseModel):
             refused.append("opid")
         if self.forest is not None and self.resolved_algorithm(memory_budget) != "amf":
             refused.append("forest")
+        if self.knn is not None and self.resolved_algorithm(memory_budget) != "knn":
+            refused.append("knn")
         if "eta" in spec and self.eta != "auto":
             refused += [
                 n
@@ -436,6 +462,8 @@ class ModelConfig(BaseModel):
             wanted.update((self.opid or OPIDOptions()).model_dump())
         if algorithm == "amf":
             wanted.update((self.forest or ForestOptions()).model_dump())
+        if algorithm == "knn":
+            wanted.update((self.knn or KNNOptions()).model_dump())
         if self.feature_map is not None and self.mapped:
             wanted.update(self.feature_map.learner_params(), update=algorithm)
         params = {k: v for k, v in wanted.items() if k in spec}

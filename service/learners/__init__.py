@@ -11,7 +11,8 @@ Names: ``perceptron``, ``pa1``, ``paum``, ``cpapb``, ``romma``, ``arow``, ``cog`
 ``acog``, ``acog-diag``, ``sacog``, ``ssacog``, ``oli2ds`` (the ``-I``/``-II`` suffix of the paper is
 the ``loss`` parameter), ``opid`` (Hou & Zhou: a model that survives a declared change of
 feature schema, :mod:`service.learners.opid`), SDROGD's ``sdrogd`` and ``pegasos``, and the nonlinear
-``quadratic``, ``fogd`` and ``nogd`` (:mod:`service.learners.nonlinear`). The
+``quadratic``, ``fogd`` and ``nogd`` (:mod:`service.learners.nonlinear`), the forest ``amf``
+(:mod:`service.learners.forest`) and the nearest neighbours ``knn`` (:mod:`service.learners.knn`). The
 contract, and the recipe for adding an algorithm, are in :mod:`service.learners.base`;
 :func:`warm_up` compiles the kernels a set of learners needs. Importing this package does no
 I/O: the process chooses the kernels' disk cache (:func:`service.jit_cache.configure`) before
@@ -29,6 +30,7 @@ from .ensemble import DEFAULT_GRID, EtaGrid
 from .errors import InvalidInput, InvalidParameter, StateBorrowed
 from .first_order import COG, CPAPB, PA1, PAUM, ROMMA, Perceptron
 from .forest.learner import AMF
+from .knn import KNN
 from .nonlinear import FOGD, NOGD, Quadratic
 from .oli2ds import OLI2DS
 from .opid.learner import OPID
@@ -43,6 +45,7 @@ ALGORITHMS: dict[str, type[Learner]] = register(
         *(SDROGD, Pegasos),  # docs/learners.md §8
         *(Quadratic, FOGD, NOGD),  # the nonlinear members
         AMF,  # the Aggregated Mondrian Forest (service.learners.forest)
+        KNN,  # the k nearest neighbours over a window (service.learners.knn)
     ]
 )
 """Every algorithm by name: the one place a new learner is registered."""
@@ -91,7 +94,7 @@ def create(algorithm: str, n_features: int, **params: Any) -> OnlineLearner:
             cls, n_features, grid=grid, alpha_p=alpha_p, losses=losses, families=families, forests=forests,
             **options, **params,
         )  # fmt: skip
-    stray = [k for k in ENSEMBLE_PARAMS if k in params]
+    stray = [k for k in ENSEMBLE_PARAMS if k in params and k not in cls.param_spec()]  # knn has a window
     if stray:
         raise InvalidParameter(stray[0], 'only applies with eta="auto"')
     return cls(n_features, **params)

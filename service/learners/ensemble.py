@@ -11,7 +11,8 @@ order given (loss II first by default). Every member learns every label.
 **Families and input forms** (:mod:`service.learners.roster`). ``families`` adds learners over a
 feature map that span the same losses and grid (ACOG-diag over the quadratic features
 ``D = d + d (d + 1) / 2``, the degree-2 polynomial kernel ``x . x' + (x . x')^2``); ``forests``
-adds learners without a rate or a loss (the forest), one member each. ``inputs`` runs every family
+adds learners without a rate or a loss (the forest, the nearest neighbours), one member each per
+input form (or per form of their ``inputs`` option). ``inputs`` runs every family
 once per input form (:mod:`service.learners.member_inputs`: per-example L2, online
 standardisation, or the input as given). Members are ordered family by family (the linear one
 first), then by input form, then by ``(loss, eta)``, so a tie goes to a linear member. With
@@ -46,7 +47,7 @@ from .inputs import SparseVector
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
 from .nonlinear import check_map_fits, mapped_dimension
-from .roster import Family, family_name
+from .roster import Family, budget_of, family_name, full_nbytes
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
@@ -82,20 +83,15 @@ def _check_fits(cls: type[Learner], n_features: int, params: dict[str, Any], cop
         check_sigma_fits(f"{cls.algorithm} (update acog)", dim, budget, copies=copies)
 
 
-def _check_forests_fit(n_features: int, params: dict[str, Any], copies: int) -> None:
-    """Refuse (by name) forest members whose trees, at their full node budget, exceed the budget."""
-    from .covariance import DEFAULT_MEMORY_BUDGET
-    from .forest.learner import forest_nbytes
-
-    need, budget = (
-        copies * forest_nbytes(n_features, params),
-        params.get("memory_budget", DEFAULT_MEMORY_BUDGET),
-    )
+def _check_forests_fit(cls: type[Learner], n_features: int, params: dict[str, Any], copies: int) -> None:
+    """Refuse (by name) members without a rate (the forest, the neighbours) whose ``copies``, at their
+    full size, exceed the memory budget."""
+    need, budget = copies * full_nbytes(cls, n_features, params), budget_of(params)
     if need > budget:
         raise InvalidParameter(
             "n_features",
-            f"{copies} forest members of {n_features} features take {need / 2**20:.1f} MiB at full node "
-            f'budget, over the memory budget of {budget / 2**20:.1f} MiB: auto_members "all"',
+            f"{copies} {cls.algorithm} members of {n_features} features take {need / 2**20:.1f} MiB at full "
+            f'size, over the memory budget of {budget / 2**20:.1f} MiB: auto_members "all"',
         )
 
 
@@ -150,10 +146,12 @@ class EtaGrid(LearnerInterface):
                     self.members.append(cls(n_features, eta=eta, **{**shared, **options, **extra}))
                     self.member_algorithms.append(name)
                     self.member_forms.append(form)
-        for cls, options in forests:
+        for cls, family_options in forests:
+            options = {key: v for key, v in family_options.items() if key != "inputs"}
+            own_forms = [f for f in forms if f in family_options.get("inputs", forms)] or list(forms)
             shared = {key: v for key, v in params.items() if key in cls.param_spec()}
-            _check_forests_fit(n_features, {**shared, **options}, copies=len(forms))
-            for form in forms:
+            _check_forests_fit(cls, n_features, {**shared, **options}, copies=len(own_forms))
+            for form in own_forms:
                 self.members.append(cls(n_features, **{**shared, **options}))
                 self.member_algorithms.append(family_name((cls, options)))
                 self.member_forms.append(form)

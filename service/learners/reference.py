@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import nonlinear_reference, sdrogd_reference
+from . import knn_reference, nonlinear_reference, sdrogd_reference
 from .forest import reference as forest_reference
 
 Model = dict[str, Any]
@@ -192,6 +192,7 @@ STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model
     # the nonlinear members: a feature map and OGD / ACOG over it, in service.learners.nonlinear_reference
     **dict.fromkeys(nonlinear_reference.KINDS, nonlinear_reference.step),
     "amf": forest_reference.step,  # the Aggregated Mondrian Forest, service.learners.forest.reference
+    "knn": knn_reference.step,  # the nearest neighbours, service.learners.knn_reference
 }
 
 
@@ -202,6 +203,8 @@ def initial_model(algorithm: str, d: int, p: dict[str, Any]) -> Model:
         return nonlinear_reference.initial_model(algorithm, d, p)
     if algorithm == "amf":
         return forest_reference.initial_model(d, p)
+    if algorithm == "knn":
+        return knn_reference.initial_model(d, p)
     m: Model = {"w": np.zeros(d)}
     if algorithm in ("acog", "arow"):
         m["Sigma"] = np.eye(d)
@@ -226,6 +229,8 @@ def run(algorithm: str, X: np.ndarray, y: np.ndarray, **params: Any) -> np.ndarr
     for i, (x, label) in enumerate(zip(X, y, strict=True)):
         if algorithm == "amf":  # the decision's log-odds carries rho
             scores[i] = forest_reference.score(model, x, params, _rho(params, t_p, t_n))
+        elif algorithm == "knn":  # likewise
+            scores[i] = knn_reference.score(model, x, params, _rho(params, t_p, t_n))
         elif algorithm in nonlinear_reference.KINDS:
             scores[i] = nonlinear_reference.score(model, x)
         else:

@@ -13,7 +13,9 @@ The rule (``members``; a model's ``auto_members``):
 - ``"all"``: the linear family, and the quadratic one for ``d <= NONLINEAR_MAX_FEATURES`` (32);
 - ``"auto"`` (the default): ``"all"``, and the forest for ``d <= FOREST_MAX_FEATURES`` (64) when
   its members, every tree at its full node budget, fit the memory budget (46 MiB a forest at
-  ``d = 64``; else the forest is left out).
+  ``d = 64``; else the forest is left out), and the nearest neighbours (``knn``) for
+  ``d <= NEIGHBOURS_MAX_FEATURES`` on the input forms of ``NEIGHBOURS_OPTIONS["inputs"]`` when their
+  buffers fit the memory budget.
 
 Input forms (``inputs``; a model's ``normalize: "auto"``): ``"l2"`` always, ``"standard"`` for
 ``d <= STANDARD_MAX_FEATURES`` (64) only: standardisation makes a sparse ``x`` dense (every
@@ -45,6 +47,13 @@ FOREST = "amf"
 """The registered name of the forest learner."""
 FOREST_OPTIONS: dict[str, Any] = {}
 """Options of the forest member (its own defaults otherwise)."""
+NEIGHBOURS = "knn"
+"""The registered name of the nearest-neighbour learner."""
+NEIGHBOURS_MAX_FEATURES = 64
+"""The nearest neighbours join for ``d <=`` this (a prediction costs O(window x d))."""
+NEIGHBOURS_OPTIONS: dict[str, Any] = {"inputs": ("standard",)}
+"""Options of the nearest-neighbour members (their own defaults otherwise); ``inputs``: the input
+forms they run on, among the model's (all of the model's when it has none of them)."""
 
 
 def check_members(members: Any) -> str:
@@ -62,20 +71,49 @@ def families_for(members: Any, n_features: int) -> tuple[Family, ...]:
 def forests_for(
     members: Any, n_features: int, params: dict[str, Any] | None = None, copies: int = 1
 ) -> tuple[Family, ...]:
-    """The forest family for ``members="auto"`` at ``d <= FOREST_MAX_FEATURES``, if registered and
-    if its ``copies`` members (one per input form), every tree at its full node budget, fit the
-    memory budget of ``params`` (the learner's; the default budget without one)."""
-    from . import ALGORITHMS  # the registry imports this module
-    from .covariance import DEFAULT_MEMORY_BUDGET
-    from .forest.learner import forest_nbytes
-
+    """The families without a learning rate for ``members="auto"``: the forest at
+    ``d <= FOREST_MAX_FEATURES`` and the nearest neighbours at ``d <= NEIGHBOURS_MAX_FEATURES``, each
+    if registered and if its ``copies`` members (at most one per input form), at their full size
+    (:meth:`full_nbytes`), fit the memory budget of ``params`` (the learner's; the default budget
+    without one)."""
     members = check_members(members)
-    if members != "auto" or n_features > FOREST_MAX_FEATURES or FOREST not in ALGORITHMS:
+    if members != "auto":
         return ()
-    options = {**(params or {}), **FOREST_OPTIONS}
-    if copies * forest_nbytes(n_features, options) > options.get("memory_budget", DEFAULT_MEMORY_BUDGET):
+    rule = (
+        (FOREST, FOREST_MAX_FEATURES, FOREST_OPTIONS),
+        (NEIGHBOURS, NEIGHBOURS_MAX_FEATURES, NEIGHBOURS_OPTIONS),
+    )
+    return tuple(
+        family for name, top, options in rule if n_features <= top
+        for family in _fitting(name, n_features, params or {}, options, copies)
+    )  # fmt: skip
+
+
+def _fitting(
+    name: str, n_features: int, params: dict[str, Any], options: dict[str, Any], copies: int
+) -> tuple[Family, ...]:
+    """``(ALGORITHMS[name], options)`` if registered and ``copies`` members fit the memory budget."""
+    from . import ALGORITHMS  # the registry imports this module
+
+    cls = ALGORITHMS.get(name)
+    copies = min(copies, len(options.get("inputs", ()))) or copies  # members on some of the forms only
+    if cls is None or copies * full_nbytes(cls, n_features, {**params, **options}) > budget_of(params):
         return ()
-    return ((ALGORITHMS[FOREST], dict(FOREST_OPTIONS)),)
+    return ((cls, dict(options)),)
+
+
+def full_nbytes(cls: type[Learner], n_features: int, params: dict[str, Any]) -> int:
+    """The most memory one member of ``cls`` with ``params`` takes (its ``full_nbytes``)."""
+    size = getattr(cls, "full_nbytes", None)
+    if size is None:
+        raise TypeError(f"{cls.__name__} declares no full_nbytes: it cannot be a member without a rate")
+    return int(size(n_features, params))
+
+
+def budget_of(params: dict[str, Any]) -> int:
+    from .covariance import DEFAULT_MEMORY_BUDGET
+
+    return int(params.get("memory_budget", DEFAULT_MEMORY_BUDGET))
 
 
 def forms_for(normalize: str, n_features: int) -> tuple[str, ...]:

@@ -112,8 +112,9 @@ def test_the_default_config_spans_the_families_and_linear_narrows_it() -> None:
     assert isinstance(learner, EtaGrid) and len(learner.members) == 20
     assert learner.params["members"] == "all"
     default = ModelConfig(n_features=D).build_learner()
-    assert isinstance(default, EtaGrid) and len(default.members) == 2 * (20 + 1)  # two input forms
-    assert set(default.member_algorithms) == {"acog", "quadratic/acog-diag", "amf"}
+    # two input forms, and the nearest neighbours over the standardised one
+    assert isinstance(default, EtaGrid) and len(default.members) == 2 * (20 + 1) + 1
+    assert set(default.member_algorithms) == {"acog", "quadratic/acog-diag", "amf", "knn"}
     assert "auto_members" in ModelConfig(n_features=D, eta=1.0, auto_members="all").inapplicable()
 
 

@@ -16,10 +16,10 @@ def specialisations() -> dict[int, set[object]]:
 
 
 def test_after_warm_up_a_model_of_those_algorithms_compiles_nothing_on_any_path() -> None:
-    # eta="auto", loss="auto": an ensemble, at d = 4 with quadratic and forest members too
+    # eta="auto", loss="auto": an ensemble, at d = 4 with quadratic, forest and kNN members too
     config = ModelConfig(n_features=4, algorithm="ssacog")
     done = warm_up([config, "acog-diag", create("cog", 2, eta="auto")])
-    assert done.algorithms == ("acog-diag", "amf", "cog", "quadratic", "ssacog")
+    assert done.algorithms == ("acog-diag", "amf", "cog", "knn", "quadratic", "ssacog")
     assert done.seconds >= 0.0
     before = specialisations()
     for learner in (

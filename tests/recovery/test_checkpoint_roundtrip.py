@@ -54,6 +54,8 @@ CONFIGS: list[dict[str, Any]] = [
     {"algorithm": "acog-diag", "max_features": D + 2},  # an open named schema
     # a forest whose trees fill their budget within the 60 labels
     {"algorithm": "amf", "n_features": D, "forest": {"n_estimators": 3, "max_nodes": 31, "seed": 5}},
+    # nearest neighbours whose window wraps within the 60 labels
+    {"algorithm": "knn", "n_features": D, "knn": {"window": 23, "weighting": "distance"}},
 ]
 
 

@@ -86,6 +86,12 @@ class AMF(Learner):
     state_type = ForestState
     kernels = (forest_score, forest_update)
 
+    @staticmethod
+    def full_nbytes(n_features: int, params: Mapping[str, Any]) -> int:
+        """The most memory a member of these parameters takes, every tree at its full node budget
+        (for the ensemble's roster)."""
+        return forest_nbytes(n_features, params)
+
     def _check_params(self) -> None:
         if self.n_features > MAX_FEATURES:
             raise InvalidParameter(
