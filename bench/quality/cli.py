@@ -92,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         keys = set(args.only.split(","))
         chosen = [s for s in chosen if s.key in keys]
         output = None
+    else:
+        chosen = [s for s in chosen if s.group != "candidate"]
     results = []
     started = time.perf_counter()
     for name in names:

@@ -14,7 +14,8 @@ from bench.peers import run_peer
 from bench.peers_scaled import run_scaled_peer
 from bench.quality.protocol import COST_RHO, Stream
 from service.evaluation.datasets import l2_normalize
-from service.learners import ALGORITHMS, create
+from service.learners import ALGORITHMS, EtaGrid, create
+from service.learners.roster import NEIGHBOURS, families_for, forests_for
 from service.model_config import ModelConfig
 
 Predict = Callable[[sp.csr_matrix, np.ndarray, Stream, str], np.ndarray]
@@ -26,7 +27,7 @@ class System:
 
     key: str
     label: str
-    group: str  # "service" | "create" | "peer"
+    group: str  # "service" | "create" | "peer" | "candidate" (run only when --only names it)
     predict: Predict
     metric_free: bool = False  # the same predictions serve both measures (no weight to set)
     sklearn: bool = False  # runs on the first --sklearn-permutations orders only
@@ -52,6 +53,47 @@ def _service(fields: dict[str, Any], extra: dict[str, Any] | None = None) -> Pre
         else:
             learner = config.build_learner()
         return learner.run(X, y).predictions
+
+    return predict
+
+
+STD: dict[str, Any] = {"inputs": ("standard",), "weighting": "uniform"}
+NEIGHBOUR_ROWS: tuple[tuple[str, str, dict[str, Any] | None], ...] = (
+    ("knn-none", "defaults without kNN members", None),
+    ("knn-std", "defaults, kNN (k = 5, window 1000, plain vote) over standardised input", STD),
+    ("knn-std-distance", "defaults, kNN distance-weighted vote over standardised input",
+     {**STD, "weighting": "distance"}),
+    ("knn-both", "defaults, kNN plain vote over L2 and standardised inputs",
+     {**STD, "inputs": ("l2", "standard")}),
+    ("knn-std-k10", "defaults, kNN (k = 10) plain vote over standardised input", {**STD, "k": 10}),
+)  # fmt: skip
+"""Candidate rosters (the kNN family with these options in place of the roster's, or none), for the
+study of whether the nearest neighbours join the default; opt-in rows (``--only``)."""
+
+
+def with_neighbours(config: ModelConfig, neighbours: dict[str, Any] | None) -> EtaGrid:
+    """The default ensemble of ``config`` (as :func:`service.learners.create` builds it) with the kNN
+    family of the roster replaced by one with ``neighbours`` as options, or left out (``None``)."""
+    params = dict(config.learner_params())
+    cls = ALGORITHMS[config.learner_name()]
+    members, forms = params.pop("members"), params.get("inputs", ["raw"])
+    grid, alpha_p = params.pop("eta_grid"), params.pop("alpha_p")
+    del params["eta"], params["loss"]  # "auto", "auto": both losses
+    ensemble_options = ("objective", "c_p", "selection", "window", "inputs")
+    member_params = {k: v for k, v in params.items() if k not in ensemble_options}
+    roster = forests_for(members, config.dimension, member_params, len(forms))
+    forests = [f for f in roster if f[0].algorithm != NEIGHBOURS]
+    if neighbours is not None:
+        forests.append((ALGORITHMS[NEIGHBOURS], dict(neighbours)))
+    return EtaGrid(
+        cls, config.dimension, grid=grid, alpha_p=alpha_p, losses=("II", "I"),
+        families=families_for(members, config.dimension), forests=tuple(forests), **params,
+    )  # fmt: skip
+
+
+def _neighbour_candidate(neighbours: dict[str, Any] | None) -> Predict:
+    def predict(X: sp.csr_matrix, y: np.ndarray, stream: Stream, metric: str) -> np.ndarray:
+        return with_neighbours(service_config(stream, metric), neighbours).run(X, y).predictions
 
     return predict
 
@@ -151,6 +193,10 @@ def systems() -> list[System]:
         System(f"service:{key}", label, "service", _service(fields, extra), raw=True)
         for key, label, fields, extra in MAPPED_ROWS
     ]
+    rows += [
+        System(f"service:{key}", label, "candidate", _neighbour_candidate(options), raw=True)
+        for key, label, options in NEIGHBOUR_ROWS
+    ]
     rows += [System(f"create:{name}", name, "create", _create(name)) for name in ALGORITHMS]
     rows += [
         System(
@@ -207,4 +253,5 @@ GROUP_NAMES = {
     "create": "ours, create() defaults",
     "peer": "peer",
     "hindsight": "hindsight (not online)",
+    "candidate": "ours, candidate default",
 }
