@@ -37,7 +37,8 @@ def test_after_warm_up_a_model_of_those_algorithms_compiles_nothing_on_any_path(
         learner.learn((np.array([1, 3]), frozen), -1)
         learner.learn(np.frombuffer(x.tobytes()), 1)
         learner.run(sp.random(20, 4, density=0.5, format="csr", random_state=1), np.resize([1, -1, -1], 20))
-        assert np.isfinite(learner.rho) and learner.weights().shape[0] >= 4
+        # weights: the leader's (empty while a member without a weight vector, the forest or kNN, leads)
+        assert np.isfinite(learner.rho) and learner.weights().shape[0] in (0, 4, 5)
     assert specialisations() == before
     again = warm_up(["ssacog"])
     assert again.compiled == () and again.loaded == ()
