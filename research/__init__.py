@@ -1,15 +1,20 @@
-"""What ``acog evaluate`` and ``acog replay`` read and run: data set loaders and evaluation protocols.
+"""Research and reproduction: the papers' evaluation protocols and the readable reference
+implementations, apart from the product.
 
-This is the offline half of the product. The serving path (``service.api``, ``service.engine``,
-``service.telemetry``) never imports it; the learners (``service.learners``) are what it evaluates.
+It imports the product (``service``: the learners it evaluates, the data sets it reads) and the
+product never imports it (an import-linter contract). It ships in the same distribution, and adds
+``acog evaluate`` to the ``acog`` command through an entry point (``acog.commands``).
 
-- :mod:`service.evaluation.datasets`: the shared benchmark data sets by name, and readers for LIBSVM,
-  ``.mat`` and ESL files;
-- :mod:`service.evaluation.online`: the ACOG paper's online protocol (predict, then learn every label
-  at once, over permutations), with the paper's columns;
-- :mod:`service.evaluation.sdrogd`: the SDROGD paper's protocol (80/20 splits, 3-fold CV over its grids,
-  accuracy and AUC), with :mod:`service.learners.sdrogd_grid` (a whole grid in one pass) and
-  :mod:`service.evaluation.sdrogd_cli` (its options);
-- :mod:`service.evaluation.protocols`: the registry ``acog evaluate --protocol`` chooses from;
-- :mod:`service.evaluation.cli`: the ``acog evaluate`` command line.
+- :mod:`research.protocols`: the registry ``acog evaluate --protocol`` chooses from, and one
+  module per protocol: :mod:`~research.protocols.online` (the ACOG paper's: predict, then learn
+  every label at once, over permutations, with the paper's columns), :mod:`~research.protocols.oli2ds`
+  (incomplete streams), :mod:`~research.protocols.opid` (a feature schema that changes once) and
+  :mod:`~research.protocols.sdrogd` (80/20 splits, 3-fold CV over its grids, accuracy and AUC, with
+  :mod:`~research.protocols.sdrogd_grid`, a whole grid in one pass), each with its ``*_cli`` options;
+- :mod:`research.reference`: the readable transcriptions of the papers' updates that the fast
+  kernels of :mod:`service.learners` are tested against;
+- :mod:`research.cli`: the ``acog evaluate`` command line.
+
+The data sets themselves (the registry, the LIBSVM, ``.mat`` and ESL readers) are the product's
+(:mod:`service.datasets`): ``acog datasets``, ``acog replay`` and the examples read them too.
 """
