@@ -194,7 +194,7 @@ COMMANDS_GROUP = "acog.commands"
 """The entry-point group through which other packages add commands (:class:`Command` objects): the
 product never imports them, they import the product."""
 
-DISTRIBUTED = {"evaluate": "run a paper's evaluation protocol on a data set (the research package)"}
+DISTRIBUTED = {"evaluate": "run a paper's evaluation protocol on a data set (research code)"}
 """The commands this distribution's own entry points add (``pyproject.toml``), named here only so
 that an installation whose metadata predates one (an editable install not reinstalled) says so."""
 
@@ -287,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name not in added:  # metadata older than the entry point: say how to get it
             # no option prefix: every argument (--help too) is taken as is, and the command says why
             stub = command(
-                name, help=f"{what} (not registered here: reinstall)", add_help=False, prefix_chars="\x1f"
+                name, help=f"{what}; not registered here: reinstall", add_help=False, prefix_chars="\x1f"
             )
             stub.add_argument("arguments", nargs="*")
             stub.set_defaults(func=_not_installed)
