@@ -101,6 +101,19 @@ class LogEvents:
     version: int
     recent: OrderedDict[int, Applied]
 
+    def _apply_event(self, entry: LogEntry) -> Applied:
+        """Apply the next entry, one that is not a label; raises :class:`UnknownEvent` for a kind
+        this version cannot apply (nothing changes)."""
+        if entry.kind == SCHEMA_EVENT:
+            return self._change_schema(entry)
+        if entry.kind == POLICY_EVENT:
+            return self._set_drift_policy(entry)
+        if entry.kind == CHALLENGER_EVENT:
+            return self._change_challengers(entry)
+        raise UnknownEvent(
+            f"log entry {entry.stream_id} is a {entry.kind!r} event, which this service cannot apply"
+        )
+
     def _remember(self, applied: Applied) -> Applied:
         self.recent[applied.seq] = applied
         if len(self.recent) > RECENT:

@@ -23,14 +23,13 @@ from typing import Any
 
 from model_store import LogEntry, parse_stream_id
 
-from ..challengers import CHALLENGER_EVENT, Challenger, served_to
-from ..drift import POLICY_EVENT, DriftMonitor
+from ..challengers import Challenger, served_to
+from ..drift import DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
 from ..learners.inputs import SparseVector
 from ..measures import Measures, Objective, WindowedMeasures
 from ..model_config import ModelConfig
-from ..schema_change import EVENT_KIND as SCHEMA_EVENT
 from ..schema_history import SchemaHistory
 from .checkpoint import Snapshot
 from .log_events import RECENT, Applied, LogEvents, LogGap, LogRewound, UnknownEvent
@@ -97,13 +96,9 @@ class ModelRuntime(LogEvents):
                 raise LogGap(self.name, self.version + 1, entry.seq)
         elif not self.is_after(entry.stream_id):
             return None
-        if entry.kind == SCHEMA_EVENT:
-            return self._change_schema(entry)
-        if entry.kind == POLICY_EVENT:
-            return self._set_drift_policy(entry)
-        if entry.kind == CHALLENGER_EVENT:
-            return self._change_challengers(entry)
-        if entry.kind != "label" or entry.example is None:
+        if entry.kind != "label":
+            return self._apply_event(entry)
+        if entry.example is None:
             raise UnknownEvent(
                 f"log entry {entry.stream_id} is a {entry.kind!r} event, which this service cannot apply"
             )
