@@ -91,7 +91,8 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     if not shutil.which(REDIS_SERVER):
         pytest.fail(
-            f"{REDIS_SERVER} not found: install Redis (Debian package redis-server) or set {REDIS_ENV}",
+            f"{REDIS_SERVER} not found: install Redis 7 or later (Debian package redis-server) "
+            f"or set {REDIS_ENV}",
             pytrace=False,
         )
     server = PrivateRedis(tmp_path_factory.mktemp("session-redis"), appendonly=False)
