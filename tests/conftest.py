@@ -25,8 +25,8 @@ from service import jit_cache
 # imports service.learners (numba fixes a kernel's cache location when it is decorated).
 jit_cache.configure()
 
-from service.evaluation.datasets.fetch import DATASETS_ENV, HOW, cache_dir, missing_files  # noqa: E402
-from service.evaluation.datasets.sources import FILES  # noqa: E402
+from service.datasets.fetch import DATASETS_ENV, HOW, cache_dir, missing_files  # noqa: E402
+from service.datasets.sources import FILES  # noqa: E402
 
 from .support.private_redis import REDIS_SERVER, PrivateRedis  # noqa: E402
 

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from model_store.codec import decode_state, encode_state
-from service.learners import EtaGrid, InvalidInput, InvalidParameter, create, knn_reference, reference
+from research.reference import knn as knn_reference
+from research.reference import steps as reference
+from service.learners import EtaGrid, InvalidInput, InvalidParameter, create
 from service.learners.knn import KNN, buffer_nbytes
 from service.learners.roster import NEIGHBOURS_MAX_FEATURES
 from service.model_config import ModelConfig

@@ -1,6 +1,7 @@
 """A readable reference of the nearest-neighbour learner (``knn``, :mod:`service.learners.knn`), on
 dense vectors: the specification the kernels are tested against (``tests/learners/test_knn.py`` and
-``tests/learners/test_maths.py``). It is not used by the service.
+``tests/learners/test_maths.py``). It is not used by the service. A step has the shape of every
+reference step (:mod:`research.reference.steps`).
 
 The state is ``{"examples": (window, D), "labels": (window,), "seen": (1,)}``; a step writes the
 labelled example over the oldest slot and returns a new state, leaving its arguments alone.
