@@ -39,3 +39,11 @@ def test_the_table_renders_from_the_caches(tmp_path: Path) -> None:
     text = out.read_text()
     assert "<!-- neighbours:begin -->" in text and "| mean of 1 | | | service:knn-std |" in text
     assert "| service:knn-std | defaults, kNN" in text and "| 100.0 |" in text
+
+
+def test_the_cost_table_times_both_models_on_both_paths() -> None:
+    from bench.quality.neighbours import cost_lines
+
+    lines = cost_lines([3], 30, 1)
+    assert lines[0].startswith("| d | predict + learn") and lines[2].startswith("| 3 | ")
+    assert len(lines[2].split("|")) == 9
