@@ -26,7 +26,7 @@ from typing import Any
 from river import linear_model
 
 from service.adapters.river_classifier import ACOGClassifier
-from service.evaluation.datasets import load
+from service.datasets import load
 
 MODELS: dict[str, Callable[[], Any]] = {
     "river PAClassifier()": linear_model.PAClassifier,

@@ -38,7 +38,7 @@ import httpx
 
 from bench.report import cpu_model, write_section
 from service.client import Client
-from service.evaluation.datasets import load
+from service.datasets import load
 from tests.support.private_redis import PrivateRedis
 from tests.support.service_process import ServiceProcess
 

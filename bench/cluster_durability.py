@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 
 from bench.report import cpu_model, write_section
-from service.evaluation.datasets import load
+from service.datasets import load
 from tests.replicas.failover import failover
 from tests.support.redis_cluster import RedisClusterProcesses
 from tests.support.service_process import ServiceProcess

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench.report import cpu_model, package_versions, write_section
-from service.evaluation.datasets import load
+from service.datasets import load
 from service.learners import create
 from service.model_config import ModelConfig
 

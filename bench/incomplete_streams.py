@@ -4,7 +4,7 @@
         [--repeats 5] [--output docs/benchmarks.md] [--readme README.md] [--results FILE.json]
         [--render-only] [--no-write]
 
-**Streams.** The OLI2DS code's protocol (:mod:`service.evaluation.oli2ds`): each data set
+**Streams.** The OLI2DS code's protocol (:mod:`research.protocols.oli2ds`): each data set
 standardised over the whole set (sklearn ``scale``), 10 rounds of rows shuffled from seed 20, the
 trapezoidal or the seeded capricious scheme of missing features, one pass. Every system sees, for
 each row, the same present features with the same values, predicts, then learns the label.
@@ -54,11 +54,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.report import DEFAULT_PATH, cpu_model, package_versions, write_section
-from service.evaluation import oli2ds as protocol
-from service.evaluation.datasets import load
+from research.protocols import oli2ds as protocol
+from research.reference import oli2ds as ref
+from service.datasets import load
 from service.features import FeatureSpace
 from service.learners import create
-from service.learners import oli2ds_reference as ref
 from service.learners.inputs import SparseVector
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig

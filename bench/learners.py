@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.peers import run_peer
-from service.evaluation.datasets import l2_normalize, load
+from service.datasets import l2_normalize, load
 from service.learners import ALGORITHMS, create
 from service.learners.errors import InvalidParameter
 from service.model_config import ModelConfig

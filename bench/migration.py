@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.report import DEFAULT_PATH, cpu_model, package_versions, write_section
-from service.evaluation.datasets import load
+from service.datasets import load
 from service.learners import OnlineLearner, create
 from service.learners.migration import FeatureMigration
 

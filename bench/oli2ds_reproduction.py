@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import cpu_model, package_versions, write_section
+from research.protocols import oli2ds as protocol
+from research.protocols import online as ev
+from research.protocols.oli2ds_cli import learner_options
+from research.protocols.online_cli import settings_from_args
 from service.cli import build_parser as build_acog_parser
-from service.evaluation import oli2ds as protocol
-from service.evaluation import online as ev
-from service.evaluation.datasets import load
-from service.evaluation.oli2ds_cli import learner_options
-from service.evaluation.online_cli import settings_from_args
+from service.datasets import load
 
 SECTION = "oli2ds"
 OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "reproduction.md"

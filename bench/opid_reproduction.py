@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.opid_reproduction [--repeats 20] [--results-dir /tmp/acog-opid]
         [--output docs/reproduction.md] [--render-only]
 
-Runs :func:`service.evaluation.opid.run` (what ``acog evaluate dna --protocol opid`` runs), caches the
+Runs :func:`research.protocols.opid.run` (what ``acog evaluate dna --protocol opid`` runs), caches the
 accuracies as JSON and rewrites the ``opid`` section (between ``<!-- opid:begin -->`` and
 ``<!-- opid:end -->``) of the report, leaving every other byte of it alone.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import cpu_model, package_versions, write_section
-from service.evaluation import opid
+from research.protocols import opid
 
 SECTION = "opid"
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "reproduction.md"
@@ -43,7 +43,7 @@ def _fmt(pair: Sequence[float]) -> str:
 
 
 def render(document: dict[str, Any]) -> str:
-    """The section's markdown from :func:`service.evaluation.opid.to_json` plus the run's facts."""
+    """The section's markdown from :func:`research.protocols.opid.to_json` plus the run's facts."""
     setup = opid.SETUPS[document["dataset"]]
     s = document["settings"]
     printed = {row.n: row.values for row in setup.printed}
@@ -56,7 +56,7 @@ def render(document: dict[str, Any]) -> str:
         f"acog evaluate dna --protocol opid --permutations {s['repeats']} --seed {s['seed']}",
         "```",
         "",
-        "Protocol (`docs/learners.md` §10; `service/evaluation/opid.py`):",
+        "Protocol (`docs/learners.md` §10; `research/protocols/opid.py`):",
         "",
         f"- DNA: `dna.scale` then `dna.scale.t` ({document['rows']} rows x {setup.n_features} features, "
         f"classes {', '.join(map(str, setup.classes))}), c = {len(setup.classes)}. Features in file order: "

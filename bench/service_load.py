@@ -44,7 +44,7 @@ import redis
 
 from bench import cpu_profile
 from service.client import Client, Sparse
-from service.evaluation.datasets import load
+from service.datasets import load
 from tests.support.private_redis import PrivateRedis, free_port
 from tests.support.service_process import ROOT
 

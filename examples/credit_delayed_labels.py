@@ -28,7 +28,7 @@ import sys
 from collections import deque
 
 from service.client import Client, FeedbackResult, Prediction
-from service.evaluation.datasets import DatasetUnavailable, load
+from service.datasets import DatasetUnavailable, load
 
 MODEL = "credit"
 C_P = 5 / 6  # a missed bad loan costs 5, a refused good one 1: c_p / c_n = 5

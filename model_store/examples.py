@@ -88,6 +88,13 @@ class Example:
         return cls(np.ascontiguousarray(values, dtype=np.float64), names=tuple(names))
 
     @classmethod
+    def trusted(cls, values: np.ndarray, indices: np.ndarray) -> Example:
+        """A sparse vector its caller has already checked as :meth:`sparse` would (1-d contiguous
+        float64 values, 1-d int64 indices of the same length, non-negative, strictly increasing):
+        built without checking them again."""
+        return cls._unchecked(np.ascontiguousarray(values), indices, None)
+
+    @classmethod
     def _unchecked(
         cls, values: np.ndarray, indices: np.ndarray | None, names: tuple[str, ...] | None
     ) -> Example:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
@@ -170,7 +169,3 @@ def _message(model: type[BaseModel], example: dict[str, Any]) -> dict[str, Any]:
         "payload": {"$ref": REF.format(model=model.__name__)},
         "examples": [{"payload": example}],
     }
-
-
-def export() -> str:
-    return yaml.safe_dump(document(), sort_keys=False, allow_unicode=True, width=100)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any
 
-from .cli_options import HelpFormatter, Parser, UsageError, port, positive_int
+from .cli_options import Command, HelpFormatter, Parser, UsageError, port, positive_int
 
 EXIT_USAGE = 2
 """The exit code of a user's mistake, as argparse uses for a bad option."""
@@ -134,14 +134,15 @@ def _serve_granian(args: argparse.Namespace, host: str, port: int) -> int:
     return 0
 
 
-def _evaluate(args: argparse.Namespace) -> int:
-    from .evaluation.cli import run_evaluate
-
-    return run_evaluate(args)
+def _not_installed(args: argparse.Namespace) -> int:
+    raise UsageError(
+        f"this installation registers no `acog {args.command}` (an entry point of {COMMANDS_GROUP}, "
+        "which the distribution declares): reinstall it, e.g. pip install -e ."
+    )
 
 
 def _datasets(args: argparse.Namespace) -> int:
-    from .evaluation.datasets_cli import run
+    from .datasets.cli import run
 
     return run(args)
 
@@ -152,13 +153,22 @@ def _replay(args: argparse.Namespace) -> int:
     return run_replay(args)
 
 
+def export_document(name: str) -> str:
+    """``"openapi"`` or ``"asyncapi"``: the document, generated from the code, as the YAML that
+    ``acog export-openapi`` and ``acog export-asyncapi`` write (and the drift tests compare)."""
+    import yaml
+
+    generate: Callable[[], Mapping[str, Any]]
+    if name == "openapi":
+        from .openapi import document as generate
+    else:
+        from .asyncapi import document as generate
+    return yaml.safe_dump(dict(generate()), sort_keys=False, allow_unicode=True, width=100)
+
+
 def _export(args: argparse.Namespace) -> int:
     """``export-openapi`` and ``export-asyncapi``: the document ``args.document`` names, as YAML."""
-    if args.document == "openapi":
-        from .openapi import export
-    else:
-        from .asyncapi import export
-    text = export()
+    text = export_document(args.document)
     if args.output == "-":
         sys.stdout.write(text)
     else:
@@ -178,6 +188,34 @@ def _warm_up(args: argparse.Namespace) -> int:
         raise UsageError(f"--algorithms: {exc.problem}") from None
     print(f"acog warm-up: {done.summary()}")
     return 0
+
+
+COMMANDS_GROUP = "acog.commands"
+"""The entry-point group through which other packages add commands (:class:`Command` objects): the
+product never imports them, they import the product."""
+
+DISTRIBUTED = {"evaluate": "run a paper's evaluation protocol on a data set (research code)"}
+"""The commands this distribution's own entry points add (``pyproject.toml``), named here only so
+that an installation whose metadata predates one (an editable install not reinstalled) says so."""
+
+
+def added_commands() -> dict[str, Command]:
+    """The commands of the :data:`COMMANDS_GROUP` entry points, by name (the first of a name wins).
+    One whose package is not installed is left out; any other failure to load it is raised."""
+    found: dict[str, Command] = {}
+    for point in entry_points(group=COMMANDS_GROUP):
+        if point.name in found:
+            continue
+        try:
+            loaded = point.load()
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (point.module + ".").startswith(exc.name + "."):
+                raise  # the package is there, but something it imports is not
+            continue
+        if not isinstance(loaded, Command):
+            raise TypeError(f"entry point {point.name} = {point.value} of {COMMANDS_GROUP} is not a Command")
+        found[point.name] = loaded
+    return found
 
 
 def package_version() -> str:
@@ -240,16 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     warm.set_defaults(func=_warm_up)
 
-    evaluate = command(
-        "evaluate",
-        help="replay a data set through the learners (the paper's protocol)",
-        description="Replay a data set as a stream (predict, then learn every label at once) over "
-        "several permutations and print the paper's columns, mean ± sample std.",
-    )
-    from .evaluation.cli import add_arguments
-
-    add_arguments(evaluate)
-    evaluate.set_defaults(func=_evaluate)
+    added = added_commands()
+    for name, added_command in added.items():
+        made = command(name, help=added_command.help, description=added_command.description)
+        added_command.add_arguments(made)
+        made.set_defaults(func=added_command.run)
+    for name, what in DISTRIBUTED.items():
+        if name not in added:  # metadata older than the entry point: say how to get it
+            # no option prefix: every argument (--help too) is taken as is, and the command says why
+            stub = command(
+                name, help=f"{what}; not registered here: reinstall", add_help=False, prefix_chars="\x1f"
+            )
+            stub.add_argument("arguments", nargs="*")
+            stub.set_defaults(func=_not_installed)
 
     datasets = command(
         "datasets",
@@ -258,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         "source, size, sha256 and licence. They are read from $ACOG_DATASETS_DIR (a mirror) if set, "
         "else from the cache `acog datasets fetch` fills.",
     )
-    from .evaluation.datasets_cli import add_arguments as datasets_arguments
+    from .datasets.cli import add_arguments as datasets_arguments
 
     datasets_arguments(datasets)
     datasets.set_defaults(func=_datasets)

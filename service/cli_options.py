@@ -1,5 +1,6 @@
 """What every ``acog`` command shares: option types that refuse nonsense at parse time, the help
-formatter that shows defaults, and :class:`UsageError`, the one-line error a user can cause.
+formatter that shows defaults, :class:`UsageError`, the one-line error a user can cause, and
+:class:`Command`, what a package outside the product registers to add a command.
 
 A value refused by one of these types makes :class:`Parser` print one ``error:`` line and exit with
 code 2, before any work starts.
@@ -10,12 +11,25 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NoReturn
 
 
 class UsageError(Exception):
     """Something the user asked for cannot be done (a missing data set, an unknown algorithm, a bad
     setting, an unreachable Redis): ``acog`` prints the message as one line and exits with code 2."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command of ``acog`` that another package provides: the object an entry point of the
+    ``acog.commands`` group names (its name is the command's). The research package registers
+    ``evaluate`` this way, so that the product never imports it."""
+
+    help: str
+    description: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
 
 
 class Parser(argparse.ArgumentParser):

@@ -106,6 +106,8 @@ class FeatureSpace:
         self.vanished = frozenset(vanished)
         self.dimension = config.dimension
         self.keep_zeros = needs_presence(config)
+        self.unit_rows = config.request_normalize == "l2"
+        """Whether a request's vector is scaled to unit L2 norm (read once: a pydantic property)."""
         self.registry: FeatureRegistry | None = None
         if config.named:
             self.registry = FeatureRegistry(
@@ -119,9 +121,9 @@ class FeatureSpace:
     def parse(self, features: Any, field: str = "features") -> tuple[Example, SparseVector]:
         """The example to store and the vector to score now (both normalised)."""
         if self.registry is None:
-            vector = self._indexed(features, field)
-            vector = self._normalised(vector)
-            return Example.sparse(vector[0], vector[1]), vector
+            vector = self._normalised(self._indexed(features, field))
+            # canonical() checked the pair: int64 indices strictly increasing, finite float64 values
+            return Example.trusted(vector[1], vector[0]), vector
         names, values = self._named(features, field)
         values = self._normalised((np.empty(0, np.int64), values))[1]
         example = Example.named(names, values)
@@ -136,8 +138,9 @@ class FeatureSpace:
             x: Any = (np.asarray(features["indices"], dtype=np.int64), np.asarray(features["values"]))
             if x[0].size > 1 and not bool(np.all(x[0][1:] > x[0][:-1])):
                 raise FeatureError(
-                    f"{field}.indices", "must be strictly increasing (sorted, each index once); got "
-                    f"{features['indices'][:20]!r}"
+                    f"{field}.indices",
+                    "must be strictly increasing (sorted, each index once); got "
+                    f"{features['indices'][:20]!r}",
                 )
         elif isinstance(features, list | tuple):
             x = np.asarray(features, dtype=np.float64)
@@ -188,7 +191,7 @@ class FeatureSpace:
 
     def _normalised(self, vector: SparseVector) -> SparseVector:
         idx, val = vector
-        if self.config.request_normalize == "l2":
+        if self.unit_rows:
             val = unit_l2(val)
         return idx, val
 

@@ -19,7 +19,8 @@ editing a kernel that a cached function in *another* file calls (numba inlines c
 would leave stale machine code behind. :func:`configure` therefore appends a digest of every
 kernel source file (:data:`KERNEL_SOURCES`, with the numba version) to the base directory:
 any edit starts a fresh cache. ``@kernel`` refuses a function from a file outside those
-sources, so that no kernel escapes the digest.
+sources, so that no kernel escapes the digest; :func:`outside_kernel` is for a kernel of another
+package that calls only those and its own file's.
 
 **Only our kernels are redirected.** Numba reads ``numba.config.CACHE_DIR`` when a decorator
 runs; ``@kernel`` sets it to the configured directory for the duration of that one decoration
@@ -55,6 +56,7 @@ cannot pass unnoticed."""
 
 _configured: Path | None = None
 _kernels: list[Any] = []  # every dispatcher @kernel made, in decoration order
+_outside: list[Any] = []  # those of them @outside_kernel made
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -127,6 +129,25 @@ def kernel(fn: F) -> F:
     source = Path(fn.__code__.co_filename)
     if not any(source == s or s in source.parents for s in KERNEL_SOURCES):
         raise RuntimeError(f"kernel {fn.__qualname__} is defined in {source}, outside KERNEL_SOURCES")
+    return _compile(fn)
+
+
+def outside_kernel(fn: F) -> F:
+    """``@outside_kernel``: a kernel defined outside :data:`KERNEL_SOURCES` (the research
+    package's), cached like :func:`kernel`'s. It may call kernels of its own file and of
+    :data:`KERNEL_SOURCES` only: numba keys a cached function on its own file, and the directory's
+    digest covers the others it inlines, so neither kind of edit leaves stale machine code."""
+    dispatcher = _compile(fn)
+    _outside.append(dispatcher)
+    return dispatcher
+
+
+def outside_kernels() -> list[Any]:
+    """The dispatchers of :func:`kernels` that :func:`outside_kernel` made."""
+    return list(_outside)
+
+
+def _compile(fn: F) -> F:
     if _configured is None:
         dispatcher = njit(cache=False, **OPTIONS)(fn)
     else:

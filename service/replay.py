@@ -30,7 +30,7 @@ from .cli_options import (
     service_url,
 )
 from .client import AcogError, Client, RetryPolicy
-from .evaluation.loading import load_dataset
+from .datasets.loading import load_dataset
 from .replay_loop import replay, seeded_order
 
 RETRIES = 50

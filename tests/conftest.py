@@ -25,8 +25,8 @@ from service import jit_cache
 # imports service.learners (numba fixes a kernel's cache location when it is decorated).
 jit_cache.configure()
 
-from service.evaluation.datasets.fetch import DATASETS_ENV, HOW, cache_dir, missing_files  # noqa: E402
-from service.evaluation.datasets.sources import FILES  # noqa: E402
+from service.datasets.fetch import DATASETS_ENV, HOW, cache_dir, missing_files  # noqa: E402
+from service.datasets.sources import FILES  # noqa: E402
 
 from .support.private_redis import REDIS_SERVER, PrivateRedis  # noqa: E402
 
@@ -91,7 +91,8 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     if not shutil.which(REDIS_SERVER):
         pytest.fail(
-            f"{REDIS_SERVER} not found: install Redis (Debian package redis-server) or set {REDIS_ENV}",
+            f"{REDIS_SERVER} not found: install Redis 7 or later (Debian package redis-server) "
+            f"or set {REDIS_ENV}",
             pytrace=False,
         )
     server = PrivateRedis(tmp_path_factory.mktemp("session-redis"), appendonly=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,13 @@ import pytest
 import yaml
 from websockets.sync.client import connect
 
-from service.asyncapi import export
+from service.cli import export_document
 
 from .support.private_redis import PrivateRedis
 from .support.service_process import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[1]
+export = partial(export_document, "asyncapi")  # what `acog export-asyncapi` writes
 DOCUMENT: dict[str, Any] = yaml.safe_load(export())
 
 

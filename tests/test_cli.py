@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator, Mapping
 from importlib.metadata import version
 from pathlib import Path
@@ -175,6 +176,36 @@ def test_help_shows_the_defaults(argv: list[str], shown: list[str]) -> None:
     text = " ".join(result.stdout.split())
     for item in shown:
         assert " ".join(item.split()) in text, item
+
+
+def test_evaluate_is_the_research_packages_entry_point() -> None:
+    """The product never imports ``research``: ``acog evaluate`` is the ``acog.commands`` entry point
+    the distribution declares, read from the installed metadata (``pip install -e .`` writes it)."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert declared["acog.commands"] == {"evaluate": "research.cli:command"}
+    from research.cli import command
+    from service.cli import added_commands
+
+    assert added_commands()["evaluate"] is command, "reinstall (pip install -e .) to register the entry point"
+
+
+def test_an_installation_without_the_entry_point_says_to_reinstall(tmp_path: Path) -> None:
+    """Metadata from before the entry point (an editable install not reinstalled): ``acog evaluate``
+    is listed still, and says what to do, in one line."""
+    info = tmp_path / "acog_service-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acog-service\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[console_scripts]\nacog = service.cli:main\n")
+    code = "import sys; from service.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    listed = subprocess.run([sys.executable, "-c", code, "--help"], env=env, cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert listed.returncode == 0 and "evaluate" in listed.stdout, listed.stderr
+    refused = subprocess.run([sys.executable, "-c", code, "evaluate", "german", "--permutations", "2"],
+                             env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert refused.returncode == 2 and refused.stdout == "", refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith("acog evaluate: error:") and "acog.commands" in line and "pip install -e ." in line
 
 
 def test_help_never_shows_the_api_key() -> None:

@@ -112,3 +112,33 @@ def _mixed_requests(client: httpx.Client, models: list[str]):  # type: ignore[no
         reply = client.post("/feedback", json=feedback)
         yield time.perf_counter() - start
         assert reply.status_code == 200, reply.text
+
+
+def test_the_default_warm_up_compiles_what_the_default_model_runs(redis_url: str, tmp_path: Path) -> None:
+    """``ACOG_WARM_UP=models`` (the default): the default model of 30 features runs the forest and
+    the quadratic family beside linear ACOG, and the warm-up before ready compiles their kernels
+    too, so its first predictions and labels write nothing to the kernel cache."""
+    redis.Redis.from_url(redis_url).flushdb()
+    cache = tmp_path / "kernels"
+    env = {
+        "ACOG_REDIS_URL": redis_url,
+        "ACOG_JIT_CACHE_DIR": str(cache),
+        "ACOG_WARM_UP": "models",
+        "ACOG_DEFAULT_MODEL": '{"name": "default", "n_features": 30}',
+    }
+    service = ServiceProcess(tmp_path, env)
+    service.start(timeout=900)
+    try:
+        compiled = cache_files(cache)
+        rng = np.random.default_rng(3)
+        with httpx.Client(base_url=service.url, timeout=30) as client:
+            for i in range(20):
+                reply = client.post("/predict", json={"features": rng.normal(size=30).tolist()})
+                assert reply.status_code == 200, reply.text
+                label = 1 if i % 3 == 0 else -1
+                body = {"prediction_id": reply.json()["prediction_id"], "label": label}
+                assert client.post("/feedback", json=body).status_code == 200
+        assert cache_files(cache) == compiled, sorted(set(cache_files(cache)) - set(compiled))
+    finally:
+        service.stop()
+        redis.Redis.from_url(redis_url).flushdb()

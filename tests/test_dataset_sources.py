@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from service.evaluation.datasets import REGISTRY, DatasetUnavailable, files_of, load
-from service.evaluation.datasets.fetch import fetch, sha256, verify
-from service.evaluation.datasets.sources import FILES, DataFile
+from service.datasets import REGISTRY, DatasetUnavailable, files_of, load
+from service.datasets.fetch import fetch, sha256, verify
+from service.datasets.sources import FILES, DataFile
 
 from .conftest import DATASETS
 from .support.private_redis import free_port

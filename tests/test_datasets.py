@@ -1,4 +1,4 @@
-"""service.evaluation.datasets: the shared data sets load with the README's figures; readers behave."""
+"""service.datasets: the shared data sets load with the README's figures; readers behave."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.evaluation.datasets import (
+from service.datasets import (
     REGISTRY,
     Dataset,
     iter_rows,
@@ -56,7 +56,7 @@ def _assert_canonical(ds: Dataset) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The registered data sets: figures from their sources (service/evaluation/datasets/sources.py)
+# The registered data sets: figures from their sources (service/datasets/sources.py)
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_library_bundled_datasets() -> None:
 
 def test_import_needs_only_numpy_scipy() -> None:
     code = (
-        "import sys, service.evaluation.datasets\n"
+        "import sys, service.datasets\n"
         "bad = [m for m in ('sklearn', 'river', 'vowpalwabbit') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

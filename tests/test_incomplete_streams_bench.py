@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from bench.incomplete_streams import SYSTEMS, Cell, recommendation, served
-from service.evaluation import oli2ds as protocol
-from service.evaluation.datasets import read_label_last_csv
+from research.protocols import oli2ds as protocol
+from service.datasets import read_label_last_csv
 
 from .conftest import dataset_path
 

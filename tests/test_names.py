@@ -17,7 +17,7 @@ from service.learners import ALGORITHMS
 from service.model_config import ModelConfig
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("service", "model_store", "bench", "tests", "docker", "examples")
+SOURCES = ("service", "model_store", "research", "bench", "tests", "docker", "examples")
 
 
 def _openapi() -> dict:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from research.protocols import PROTOCOLS
 from service.cli import main
-from service.evaluation.protocols import PROTOCOLS
 
 from .conftest import dataset_path
 

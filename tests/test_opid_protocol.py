@@ -1,4 +1,4 @@
-"""The OPID paper's protocol on DNA (service.evaluation.opid) and its section of docs/reproduction.md.
+"""The OPID paper's protocol on DNA (research.protocols.opid) and its section of docs/reproduction.md.
 
 The full reproduction (4 sizes x 20 repeats, about 70 s of CPU) is run by
 ``python -m bench.opid_reproduction``, which writes the doc section. CI runs the size n = 120 with its
@@ -16,10 +16,9 @@ import pytest
 
 from bench.opid_reproduction import SECTION
 from bench.report import read_section
+from research.protocols import PROTOCOLS, opid
 from service.cli import build_parser
 from service.cli_options import UsageError
-from service.evaluation import opid
-from service.evaluation.protocols import PROTOCOLS
 from tests.conftest import dataset_path
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "reproduction.md"

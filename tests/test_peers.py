@@ -12,7 +12,7 @@ import sklearn  # noqa: F401
 import vowpalwabbit  # noqa: F401
 
 from bench.peers import PEERS, run_peer
-from service.evaluation.datasets import l2_normalize, load
+from service.datasets import l2_normalize, load
 from tests.conftest import DATASETS, dataset_path
 
 ALL = sorted(PEERS)

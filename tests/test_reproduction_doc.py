@@ -27,7 +27,7 @@ from bench.reproduction.plans import BLOCKS, ORDER, PLANS, Job, jobs_for
 from bench.reproduction.runs import run_job
 from bench.reproduction.verdicts import CELL_NAMES, RULE, our_cells, tuned, verdict
 from service.cli import build_parser
-from service.evaluation.datasets import REGISTRY
+from service.datasets import REGISTRY
 from tests.conftest import dataset_path
 from tests.learners.test_german_reproduction import CASES
 

@@ -10,7 +10,7 @@ Protocol, the same for every system (``docs/learners.md`` section 7):
 - the data set's rows in seeded permutations (``numpy.random.default_rng(0)``, the first
   ``--permutations`` it draws; ``--small-permutations`` for data sets of at most
   ``SMALL_ROWS`` rows, which are noisy and cheap), the same orders for every system;
-- every example scaled to unit L2 norm (:func:`service.evaluation.datasets.l2_normalize`, the kernel
+- every example scaled to unit L2 norm (:func:`service.datasets.l2_normalize`, the kernel
   the service applies to requests), before any system sees it;
 - predict, then learn the true label at once (progressive validation);
 - **sum** runs (``alpha_p = alpha_n = 0.5``) and **cost** runs (``c_p = 0.9, c_n = 0.1``),

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.quality.reporting import LOADERS, REPORTING
-from service.evaluation.datasets import Dataset, l2_normalize, load
+from service.datasets import Dataset, l2_normalize, load
 from service.learners import ALGORITHMS, InvalidParameter, create
 from service.measures import Objective
 

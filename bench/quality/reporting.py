@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from service.evaluation.datasets import Dataset, load
+from service.datasets import Dataset, load
 
 SEED = 0
 IMBALANCE = 4.0

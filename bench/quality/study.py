@@ -26,7 +26,7 @@ from bench.quality.protocol import COST_RHO, METRICS, OBJECTIVE, TUNING, load_st
 from bench.quality.selection import select
 from bench.quality.study_section import study_table
 from bench.quality.systems import peer_rho, service_config
-from service.evaluation.datasets import l2_normalize
+from service.datasets import l2_normalize
 from service.learners import DEFAULT_GRID, create
 from service.measures import Measures
 

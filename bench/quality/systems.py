@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from bench.peers import run_peer
 from bench.peers_scaled import run_scaled_peer
 from bench.quality.protocol import COST_RHO, Stream
-from service.evaluation.datasets import l2_normalize
+from service.datasets import l2_normalize
 from service.learners import ALGORITHMS, create
 from service.model_config import ModelConfig
 

@@ -1,9 +1,9 @@
 """The ACOG paper's reproduction protocol on every shared data set, against the paper's figures.
 
-Every number comes from :func:`service.evaluation.online.evaluate`, driven by ``acog evaluate``
+Every number comes from :func:`research.protocols.online.evaluate`, driven by ``acog evaluate``
 argument lists: each *job* is the exact command line (``acog evaluate ARGS``) that
 the report prints, parsed by the real CLI parser (:func:`service.cli.build_parser`) and
-turned into the same settings :func:`service.evaluation.cli.run_evaluate` would build. So a
+turned into the same settings :func:`research.cli.run_evaluate` would build. So a
 reader can re-run any table row with the command shown above it.
 
 Protocol (``docs/learners.md``, section 7): 20 permutations (german.mat's own

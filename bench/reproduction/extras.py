@@ -13,8 +13,8 @@ import scipy.sparse as sp
 
 from bench.reproduction.plans import GRID, SEED, SUM_RHO_GERMAN, Job, Plan, common_args
 from bench.reproduction.runs import best_params, dataset, run_job, run_stream
-from service.evaluation import online as ev
-from service.evaluation.datasets import Dataset
+from research.protocols import online as ev
+from service.datasets import Dataset
 
 
 def algorithm_of(label: str) -> str:
@@ -139,7 +139,7 @@ suggests the paper used."""
 
 def data_variants(plan: Plan, permutations: int) -> dict[str, Any]:
     """The protocol's sum (and cost) rows on other readings of the data set. No CLI form (the registry
-    fixes the files and the label mapping), so these call :func:`service.evaluation.online.evaluate` directly
+    fixes the files and the label mapping), so these call :func:`research.protocols.online.evaluate` directly
     with the protocol's grid."""
     out: dict[str, Any] = {}
     grid = tuple(10.0**k for k in range(-5, 6))

@@ -21,10 +21,10 @@ import numpy as np
 
 from bench.report import cpu_model, package_versions
 from bench.reproduction.plans import SEED, Job, Plan, jobs_for
+from research.protocols import online as ev
+from research.protocols.online_cli import settings_from_args
 from service.cli import build_parser as build_acog_parser
-from service.evaluation import online as ev
-from service.evaluation.datasets import Dataset, l2_normalize, load
-from service.evaluation.online_cli import settings_from_args
+from service.datasets import Dataset, l2_normalize, load
 from service.learners import create
 from service.measures import Measures, Objective
 

@@ -23,10 +23,10 @@ from typing import Any
 
 from bench.report import write_section
 from bench.reproduction.runs import machine
+from research.protocols import sdrogd as protocol
+from research.protocols.sdrogd_cli import settings_from_args
 from service.cli import build_parser as build_acog_parser
-from service.evaluation import sdrogd as protocol
-from service.evaluation.datasets import load
-from service.evaluation.sdrogd_cli import settings_from_args
+from service.datasets import load
 
 PAPERS_ENV = "ACOG_PAPERS_DIR"
 """A directory holding the papers' text (not redistributable, so not in the repository)."""

@@ -58,7 +58,8 @@ from .errors import (
     TooLarge,
     UnknownModel,
 )
-from .replica import READ_BATCH, ModelReplica
+from .follower import READ_BATCH
+from .replica import ModelReplica
 from .runtime import Applied
 
 HISTORY_ATTEMPTS = 5

@@ -39,11 +39,7 @@ class InstanceReader:
             self._refused(replica.name, labelled)
             raise InvalidRequest(exc.field, exc.problem) from None
         bound = self.settings.max_feature_value
-        if (
-            runtime.config.request_normalize == "none"
-            and example.values.size
-            and np.abs(example.values).max() > bound
-        ):
+        if not runtime.features.unit_rows and example.values.size and np.abs(example.values).max() > bound:
             self._refused(replica.name, labelled)
             raise LimitExceeded(
                 field,

@@ -89,8 +89,7 @@ class Registry:
             except ValueError:
                 continue  # refused later, where the model is loaded or created
             targets.append(config.learner_name(self.settings.memory_budget_bytes))
-            if config.auto_members == "all":  # ACOG-diag over the quadratic features joins the members
-                targets.append("quadratic")
+            targets.extend(config.member_algorithms())  # the ensemble's families: quadratic, forest
         if not targets:
             return
         done = await asyncio.to_thread(warm_up, targets)

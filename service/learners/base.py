@@ -39,7 +39,7 @@ every registered algorithm and for the ``eta="auto"``/``loss="auto"`` ensembles)
 
 **The shape of an update.** Mathematically one round is a pure function
 ``(state, params, x, y, score, rho) -> (state', loss, updated)``, and
-:mod:`service.learners.reference` writes every algorithm exactly so, on dense vectors. The
+:mod:`research.reference.steps` writes every algorithm exactly so, on dense vectors. The
 numba kernels compute the same ``state'`` but write it over ``state``'s arrays in place (no
 allocation of the model's size per label); :mod:`service.learners.driver` runs them.
 
@@ -76,7 +76,7 @@ the views must not be used after the block.
 5. One registration: add the class to ``ALGORITHMS`` in :mod:`service.learners`
    (:func:`register` binds its kernels). The conformance suite, the warm-up
    (:func:`service.learners.warm_up`) and ``eta="auto"``/``loss="auto"`` (when it takes
-   ``eta``/``loss``) then cover it; add its reference step to :mod:`service.learners.reference`
+   ``eta``/``loss``) then cover it; add its reference step to :mod:`research.reference.steps`
    and, in ``tests/learners/streams.py::params_for``, values of its new hyper-parameters
    that exercise every branch.
 

@@ -10,7 +10,7 @@ An algorithm is three typed records and two kernels (the recipe is in
 - ``update(st, p, idx, val, y, score, rho) -> (loss, updated)``: one online step.
 
 An update is, mathematically, a function ``(state, params, x, y, score, rho) -> state'`` (that
-is how :mod:`service.learners.reference` writes every algorithm, on dense vectors). The kernel
+is how :mod:`research.reference.steps` writes every algorithm, on dense vectors). The kernel
 computes the same ``state'`` but writes it over ``state``'s arrays in place, so a step costs
 no allocation of the model's size; who may see those arrays while that happens is settled by
 :meth:`service.learners.base.Learner.borrowed_state`.

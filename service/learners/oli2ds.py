@@ -22,7 +22,7 @@ as they are until they return. With per-feature informativeness ``h``:
 which with ``α_p = 0.5`` gives the code's dynamic cost ``c = 1/((n₊/n₋)^[y=+1] + (n₋/n₊)^[y=-1])``;
 a number pins it (``c_p / c_n`` for the cost objective gives ``c_+1 = c_p``). ``score`` uses the
 current statistics and never changes them. On the very first label all present features count as
-common (the code starts ``prev`` at the first example). See :mod:`.oli2ds_reference` for the
+common (the code starts ``prev`` at the first example). See :mod:`research.reference.oli2ds` for the
 statistics rules (``"reference"``, ``"welford"``) and the optional sparsity step.
 
 Cost: O(nnz) per ``learn`` and ``score`` (the sparsity step, off by default, is O(u)). State per

@@ -1,7 +1,7 @@
 """SDROGD (Xue & Ren, *Appl. Intell.* 2020) and mini-batch Pegasos: the numba learners.
 
 The specification is ``docs/learners.md`` §8; the readable transcription the
-kernels are tested against is :mod:`service.learners.sdrogd_reference`.
+kernels are tested against is :mod:`research.reference.sdrogd`.
 
 **SDROGD** is mini-batch Pegasos (hinge loss + ``lam/2 ||w||^2``) plus the LDA-style regulariser
 ``1/2 w' R_hat w`` with ``R_hat = eta S_w_hat - (1 - eta) S_b`` (``eta`` is ``lda_weight`` here: the

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from service.adapters import sklearn_estimator
 from service.adapters.sklearn_estimator import SklearnACOGClassifier
-from service.evaluation.datasets import load
+from service.datasets import load
 from service.model_config import ModelConfig
 
 from ..conftest import dataset_path

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from service.client import Client, RetryPolicy
-from service.evaluation.datasets import load
+from service.datasets import load
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis

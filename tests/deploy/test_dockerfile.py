@@ -150,7 +150,7 @@ def test_every_copy_source_is_in_the_build_context(stages: list[Stage]) -> None:
 
 def test_the_build_context_holds_the_package_and_no_local_state() -> None:
     context = build_context()
-    for package in ("service", "model_store"):
+    for package in ("service", "model_store", "research"):
         modules = [p for p in ROOT.joinpath(package).rglob("*.py") if "__pycache__" not in p.parts]
         for module in modules:
             assert module.relative_to(ROOT).as_posix() in context, module

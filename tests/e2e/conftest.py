@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from service.evaluation.datasets import l2_normalize, load
+from service.datasets import l2_normalize, load
 from service.model_config import ModelConfig
 
 from ..conftest import dataset_path

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from model_store import Example
-from service.evaluation.datasets import read_label_last_csv
+from service.datasets import read_label_last_csv
 from service.features import FeatureSpace
 from service.model_config import ModelConfig
 

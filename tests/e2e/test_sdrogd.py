@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from service.client import Client
-from service.evaluation.datasets import load
+from service.datasets import load
 from service.learners import create, warm_up
 from service.replay_loop import replay, seeded_order
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from service.evaluation import online as ev
-from service.evaluation.datasets import load
+from research.protocols import online as ev
+from service.datasets import load
 from service.learners import DEFAULT_GRID, EtaGrid, InvalidInput, InvalidParameter, create
 from service.model_config import ModelConfig
 
@@ -214,7 +214,7 @@ def test_memory_budget_counts_k_copies_of_sigma_for_full_acog() -> None:
 
 
 def test_german_reproduction_is_unchanged_with_the_intercept_off() -> None:
-    """One ACOG row of the paper's Table II, to the printed digit, through service.evaluation.online with
+    """One ACOG row of the paper's Table II, to the printed digit, through research.protocols.online with
     ``fit_intercept=False`` said explicitly (the service's default is on)."""
     dataset_path("german", "german.mat")
     german = load("german")

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from model_store.codec import decode_state, encode_state
-from service.evaluation.datasets import load
-from service.learners import InvalidInput, InvalidParameter, create, reference
+from research.reference import steps as reference
+from service.datasets import load
+from service.learners import InvalidInput, InvalidParameter, create
 from service.learners.forest.kernels import forest_proba
 from service.learners.forest.learner import AMF, forest_nbytes, node_nbytes
 from service.model_config import ModelConfig

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.learners import sdrogd_reference as ref
+from research.reference import sdrogd as ref
 from service.learners.frequent_directions import FrequentDirections, covariance_error, error_bound
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.evaluation import online as ev
-from service.evaluation.datasets import load
+from research.protocols import online as ev
+from service.datasets import load
 
 from ..conftest import dataset_path
 

@@ -87,7 +87,20 @@ def test_every_kernel_lives_in_a_digested_source_file() -> None:
     import service.learners  # noqa: F401 - decorates every learner kernel
 
     files = set(jit_cache.source_files())
-    kernels = jit_cache.kernels()
+    outside = jit_cache.outside_kernels()
+    kernels = [k for k in jit_cache.kernels() if k not in outside]
     assert len(kernels) > 30
     assert {Path(k.py_func.__code__.co_filename) for k in kernels} <= files
     assert jit_cache.configured() is not None  # tests/conftest.py configured the test process
+
+
+def test_a_kernel_outside_the_sources_is_declared_so_and_cached_like_the_others() -> None:
+    """The research package's grid pass is not under KERNEL_SOURCES (editing research code does not
+    start a fresh cache); it calls only the learners' kernels, so it may share their directory."""
+    from research.protocols import sdrogd_grid
+
+    grid = sdrogd_grid._grid_pass
+    assert {grid, sdrogd_grid._step_all} <= set(jit_cache.outside_kernels())
+    assert Path(sdrogd_grid.__file__) not in set(jit_cache.source_files())
+    assert not any("research" in str(path) for path in jit_cache.source_files())
+    assert grid._cache.cache_path.startswith(str(jit_cache.configured()))

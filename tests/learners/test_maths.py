@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from service.learners import ALGORITHMS, create, reference
+from research.reference import steps as reference
+from service.learners import ALGORITHMS, create
 
 from .streams import NAMES, params_for, sparse_stream
 

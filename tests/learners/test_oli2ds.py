@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from research.reference import oli2ds as ref
 from service.learners import InvalidParameter, create
-from service.learners import oli2ds_reference as ref
 
 TRACE = [
     ({0: 1.0, 1: 2.0}, 1),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from service.evaluation import oli2ds as protocol
-from service.evaluation.datasets import read_label_last_csv
+from research.protocols import oli2ds as protocol
+from service.datasets import read_label_last_csv
 
 from ..conftest import dataset_path
 
@@ -44,7 +44,7 @@ def test_the_statistics_rule_matters_only_where_features_return(wdbc: tuple) -> 
 
 def test_the_reference_gives_the_same_rounds(wdbc: tuple) -> None:
     """The readable reference and the fast learner agree round for round (first two rounds)."""
-    from service.learners import oli2ds_reference as ref
+    from research.reference import oli2ds as ref
 
     params = ref.Params(zero_is_missing=True)
 

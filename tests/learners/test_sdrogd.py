@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from research.reference import sdrogd as ref
 from service.learners import InvalidParameter, create
-from service.learners import sdrogd_reference as ref
 
 X_REF = np.array(
     [[1, 0, 2], [0, 1, -1], [2, 1, 0], [-1, 2, 1], [1, 1, 1], [0, -2, 1], [2, 0, -1], [1, -1, 0], [0, 0, 3]],

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from service.client import Client, RetryEvent, RetryPolicy
-from service.evaluation.datasets import load
+from service.datasets import load
 from service.measures import Measures, Objective
 from service.model_config import ModelConfig
 from service.replay_loop import replay

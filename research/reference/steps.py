@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from . import nonlinear_reference, sdrogd_reference
-from .forest import reference as forest_reference
+from . import forest as forest_reference
+from . import nonlinear as nonlinear_reference
+from . import sdrogd as sdrogd_reference
 
 Model = dict[str, Any]
 """A state: ``w`` and the algorithm's other arrays, by name."""
@@ -186,12 +187,12 @@ STEPS: dict[str, Callable[[Model, np.ndarray, int, dict[str, Any], float], Model
     "sacog": sacog,
     "ssacog": sacog,  # the same model in exact arithmetic
     "opid": opid,  # phase C; the change and phase E: service/learners/opid/reference.py
-    # docs/learners.md §8, transcribed in service.learners.sdrogd_reference
+    # docs/learners.md §8, transcribed in research.reference.sdrogd
     "sdrogd": sdrogd_reference.pure(sdrogd_reference.sdrogd),
     "pegasos": sdrogd_reference.pure(sdrogd_reference.pegasos),
-    # the nonlinear members: a feature map and OGD / ACOG over it, in service.learners.nonlinear_reference
+    # the nonlinear members: a feature map and OGD / ACOG over it, in research.reference.nonlinear
     **dict.fromkeys(nonlinear_reference.KINDS, nonlinear_reference.step),
-    "amf": forest_reference.step,  # the Aggregated Mondrian Forest, service.learners.forest.reference
+    "amf": forest_reference.step,  # the Aggregated Mondrian Forest, research.reference.forest
 }
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from ...normalization import unit_l2_rows
+from ..normalization import unit_l2_rows
 
 
 def l2_normalize(X: sp.spmatrix | sp.sparray | np.ndarray) -> sp.csr_matrix:

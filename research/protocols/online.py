@@ -24,9 +24,9 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from ..learners import ALGORITHMS, create
-from ..measures import Measures, Objective, complement
-from .datasets import Dataset, l2_normalize
+from service.datasets import Dataset, l2_normalize
+from service.learners import ALGORITHMS, create
+from service.measures import Measures, Objective, complement
 
 Metric = Literal["sum", "cost"]
 

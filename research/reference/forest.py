@@ -5,7 +5,7 @@ the same uniforms from the same SplitMix64 streams (:mod:`.rng`) in the same ord
 same trees, and their scores agree to rounding (the kernels sum the aggregation root to leaf, this
 file leaf to root). It is not used by the service.
 
-A step has the shape of every reference step (:mod:`service.learners.reference`):
+A step has the shape of every reference step (:mod:`research.reference.steps`):
 ``(model, x, y, params, rho) -> model'``, a new model; ``model["forest"]`` is a :class:`Forest`.
 Trees are persistent: a step copies the nodes on the path of ``x`` and shares the rest, so the
 old model stays as it was at O(depth) cost.
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .rng import initial_counters, uniform_int
+from service.learners.forest.rng import initial_counters, uniform_int
 
 
 @dataclass(eq=False)

@@ -12,9 +12,9 @@ paper's hinge)::
 
 The shrinks (one SVD per ``l`` or more inserts), which dominate at large ``l``, are paid once
 instead of ``G`` times. It equals ``G`` separate learners up to the rounding of a matrix product
-against matrix-vector products (tested to 1e-9 in ``tests/evaluation/test_sdrogd_protocol.py``).
-The protocol (:mod:`service.evaluation.sdrogd`) is its one user; it lives here because kernels
-live under ``service/learners/`` (the files whose digest keys the kernel cache).
+against matrix-vector products (tested to 1e-9 in ``tests/research/test_sdrogd_protocol.py``).
+The protocol (:mod:`research.protocols.sdrogd`) is its one user. Its kernel calls the learners'
+(``fd_insert``, ``sparse_sq_norm``) and no other: :func:`service.jit_cache.outside_kernel`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..jit_cache import kernel
-from .driver import sparse_sq_norm
-from .frequent_directions import fd_insert
+from service.jit_cache import outside_kernel
+from service.learners.driver import sparse_sq_norm
+from service.learners.frequent_directions import fd_insert
 
 
 def grid_pass(
@@ -52,7 +52,7 @@ def grid_pass(
     )  # fmt: skip
 
 
-@kernel
+@outside_kernel
 def _grid_pass(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np.ndarray,
                etas: np.ndarray, lams: np.ndarray, printed: bool, upper: bool, batch: int, ell: int,
                flush: bool, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
@@ -95,7 +95,7 @@ def _grid_pass(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np
     return W, steps, refused
 
 
-@kernel
+@outside_kernel
 def _step_all(W: np.ndarray, acc: np.ndarray, B: np.ndarray, sums: np.ndarray, filled: int, k: int,
               n_pos: int, n_neg: int, etas: np.ndarray, lams: np.ndarray, printed: bool, upper: bool,
               steps: np.ndarray, refused: np.ndarray) -> None:  # fmt: skip

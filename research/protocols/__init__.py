@@ -2,7 +2,7 @@
 
 A protocol adds its own options (in an argument group named after it) and runs from the parsed
 arguments; the options every protocol shares (the data set, ``--algorithms``, ``--seed``,
-``--datasets-dir``, ``--json``) are :func:`service.evaluation.cli.add_arguments`'s. Each runner
+``--datasets-dir``, ``--json``) are :func:`research.cli.add_arguments`'s. Each runner
 prints which protocol ran.
 """
 
@@ -23,7 +23,7 @@ class Protocol:
 
 
 def _no_options(parser: argparse.ArgumentParser) -> None:
-    """The online protocol's options are the command's own (see :mod:`service.evaluation.cli`)."""
+    """The online protocol's options are the command's own (see :mod:`research.cli`)."""
 
 
 def _run_online(args: argparse.Namespace) -> int:

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from research.protocols import sdrogd as protocol
+from research.protocols.sdrogd_grid import grid_pass
 from service.cli import main
-from service.evaluation import sdrogd as protocol
-from service.evaluation.datasets import load
+from service.datasets import load
 from service.learners import create
-from service.learners.sdrogd_grid import grid_pass
 from tests.conftest import dataset_path
 
 

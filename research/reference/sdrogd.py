@@ -178,7 +178,7 @@ Step = Callable[[dict[str, Any], np.ndarray, int, dict[str, Any], float], dict[s
 
 def pure(step: Callable[..., None]) -> Step:
     """``step`` in the contract's shape ``(state, x, y, params, rho) -> state'`` (a copy; the
-    argument is left alone), as :data:`service.learners.reference.STEPS` holds every algorithm."""
+    argument is left alone), as :data:`research.reference.steps.STEPS` holds every algorithm."""
 
     def apply(m: dict[str, Any], x: np.ndarray, y: int, p: dict[str, Any], rho: float) -> dict[str, Any]:
         out = copy.deepcopy(m)

@@ -1,4 +1,4 @@
-"""``acog evaluate --protocol sdrogd``: options and output of :mod:`service.evaluation.sdrogd`."""
+"""``acog evaluate --protocol sdrogd``: options and output of :mod:`research.protocols.sdrogd`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..cli_options import UsageError, int_at_least, positive_int
+from service.cli_options import UsageError, int_at_least, positive_int
+from service.datasets.loading import load_dataset
+
 from . import sdrogd as protocol
-from .loading import load_dataset
 
 NOT_STANDARDISED = ("a9a",)
 """The paper standardises every data set but a9a (and its toy set)."""

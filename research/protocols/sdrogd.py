@@ -16,7 +16,7 @@ where ``standardize`` is off (a9a); an intercept (a constant 1) is appended unle
 ``fit_intercept`` is off. The grids are the paper's: SDROGD ``lda_weight`` (the paper's eta) in
 {0, 0.1, ..., 1}, ``lam`` in {0, 2^-3, ..., 2^3}, ``sketch_fraction`` in {0.01, 0.1, 0.2, ..., 0.5};
 Pegasos ``lam`` in {2^-3, ..., 2^3} with step 1/(lam t). The SDROGD grid runs through
-:func:`service.learners.sdrogd_grid.grid_pass` (one sketch per ``sketch_fraction`` for all
+:func:`research.protocols.sdrogd_grid.grid_pass` (one sketch per ``sketch_fraction`` for all
 ``(lda_weight, lam)``); the final model is the library learner itself.
 
 scikit-learn (the ``[bench]`` extra) provides the splits, the scaler and the AUC; it is imported
@@ -33,10 +33,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..learners import create
-from ..learners.sdrogd import sketch_size
-from ..learners.sdrogd_grid import grid_pass
-from .datasets import Dataset
+from service.datasets import Dataset
+from service.learners import create
+from service.learners.sdrogd import sketch_size
+
+from .sdrogd_grid import grid_pass
 
 LDA_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 SDROGD_LAMS = (0.0, *(2.0**k for k in range(-3, 4)))

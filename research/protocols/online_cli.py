@@ -1,4 +1,4 @@
-"""``acog evaluate --protocol online``: the ACOG paper's protocol (:mod:`service.evaluation.online`)
+"""``acog evaluate --protocol online``: the ACOG paper's protocol (:mod:`research.protocols.online`)
 run from the parsed options, with its table or JSON document."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..cli_options import UsageError
+from service.cli_options import UsageError
+from service.datasets.loading import load_dataset
+
 from . import online as ev
-from .loading import load_dataset
 from .oli2ds_cli import learner_options
 
 
@@ -35,7 +36,7 @@ def settings_from_args(args: argparse.Namespace) -> ev.OnlineProtocol:
 
 
 def run_online(args: argparse.Namespace) -> int:
-    """The ACOG paper's online protocol (:mod:`service.evaluation.online`)."""
+    """The ACOG paper's online protocol (:mod:`research.protocols.online`)."""
     data = load_dataset(args.dataset, args.datasets_dir)
     try:
         variants = ev.parse_variants(args.algorithms)

@@ -1,11 +1,15 @@
 """``acog evaluate``: the command-line options every protocol shares (and the online protocol's),
-and the run of the protocol ``--protocol`` names (:data:`service.evaluation.protocols.PROTOCOLS`)."""
+and the run of the protocol ``--protocol`` names (:data:`research.protocols.PROTOCOLS`).
+
+The product does not import this package: ``pyproject.toml`` registers :data:`command` as the
+``evaluate`` entry point of the ``acog.commands`` group, which ``acog`` (:mod:`service.cli`) reads."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..cli_options import non_negative_int, open_fraction, positive_float, positive_int
+from service.cli_options import Command, non_negative_int, open_fraction, positive_float, positive_int
+
 from .protocols import PROTOCOLS
 
 
@@ -101,5 +105,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    """Run the protocol ``--protocol`` names (:data:`service.evaluation.protocols.PROTOCOLS`)."""
+    """Run the protocol ``--protocol`` names (:data:`research.protocols.PROTOCOLS`)."""
     return PROTOCOLS[args.protocol].run(args)
+
+
+command = Command(
+    help="replay a data set through the learners (the paper's protocol)",
+    description="Replay a data set as a stream (predict, then learn every label at once) over "
+    "several permutations and print the paper's columns, mean ± sample std.",
+    add_arguments=add_arguments,
+    run=run_evaluate,
+)
+"""``acog evaluate`` (the ``evaluate`` entry point of ``acog.commands``)."""

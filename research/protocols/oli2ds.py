@@ -32,8 +32,8 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from ..learners import create
-from ..learners.inputs import SparseVector
+from service.learners import create
+from service.learners.inputs import SparseVector
 
 Scheme = Literal["trapezoidal", "capricious"]
 SCHEMES: tuple[Scheme, ...] = ("trapezoidal", "capricious")

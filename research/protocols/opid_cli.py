@@ -10,7 +10,8 @@ import sys
 
 from tqdm import tqdm
 
-from ..cli_options import UsageError
+from service.cli_options import UsageError
+
 from . import opid
 
 

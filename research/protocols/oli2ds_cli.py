@@ -1,4 +1,4 @@
-"""``acog evaluate --protocol oli2ds``: options and output of :mod:`service.evaluation.oli2ds`.
+"""``acog evaluate --protocol oli2ds``: options and output of :mod:`research.protocols.oli2ds`.
 
 The options of the OLI2DS learner (``--oli2ds-C``, ``--theta``, ``--statistics``, ...) are also what
 ``--algorithms oli2ds`` runs with under the online protocol.
@@ -12,9 +12,10 @@ import platform
 import sys
 from typing import Any
 
-from ..cli_options import UsageError, fraction, positive_float, positive_int
+from service.cli_options import UsageError, fraction, positive_float, positive_int
+from service.datasets.loading import load_dataset
+
 from . import oli2ds as protocol
-from .loading import load_dataset
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

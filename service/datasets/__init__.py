@@ -45,7 +45,9 @@ anything else is an error.
 Modules: :mod:`.dataset` (the record), :mod:`.labels`, :mod:`.compression`, :mod:`.libsvm`,
 :mod:`.dense` (``.mat`` and ESL text), :mod:`.csv_table` (the OLI2DS code's label-last CSV),
 :mod:`.registry` (names and :func:`load`), :mod:`.sources` (where each file comes from), :mod:`.fetch`
-(the mirror and the download cache) and :mod:`.rows`.
+(the mirror and the download cache) and :mod:`.rows`; for the commands, :mod:`.cli` (``acog
+datasets``) and :mod:`.loading` (a data set named on a command line, for ``acog replay`` and the
+research package's ``acog evaluate``). Importing the package loads neither.
 
 Only numpy, scipy and the standard library are imported at module level; scikit-learn and
 river are imported lazily, inside the ``sklearn:`` and ``river:`` loaders.

@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from ..learners.opid.reference import (
+from service.datasets.fetch import HOW, DatasetUnavailable, default_datasets_dir
+from service.datasets.libsvm import read_libsvm_raw
+from service.learners.opid.reference import (
     GAMMAS,
     WeightedSums,
     c_stage_solve,
@@ -39,8 +41,6 @@ from ..learners.opid.reference import (
     e_stage_fit_rows,
     one_vs_rest,
 )
-from .datasets.fetch import HOW, DatasetUnavailable, default_datasets_dir
-from .datasets.libsvm import read_libsvm_raw
 
 CS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3)
 """The baselines' C grid ([decision])."""

@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 
 from ..cli_options import UsageError
-from .datasets.fetch import DATASETS_ENV, DatasetUnavailable, cache_dir, default_datasets_dir, fetch, verify
-from .datasets.registry import REGISTRY, files_of
-from .datasets.sources import FILES
+from .fetch import DATASETS_ENV, DatasetUnavailable, cache_dir, default_datasets_dir, fetch, verify
+from .registry import REGISTRY, files_of
+from .sources import FILES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
