@@ -114,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--labels", type=int, default=2000)
     p.add_argument("--output", default=None)
     args = p.parse_args(argv)
+    load_before = os.getloadavg()[0]
     rows = []
     for d in (int(v) for v in args.dims.split(",")):
         m = measure(d, args.labels, args.repeats)
@@ -136,9 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(`ModelConfig(n_features=d)`) "
             "alone; candidate: the same with one challenger of its own configuration. Per label: "
             f"`ModelRuntime.apply` over {args.labels:,} log entries (the follower's path); per prediction: "
-            "`score`, plus `shadow` for the candidate. Fresh runtimes each repeat, timed back to back in "
-            f"alternating order; {args.repeats} repeats; median per-label time, and the median of the "
-            "per-repeat ratios with their range. Goal: at most 2x (one challenger costs at most one model).",
+            "`score`, plus `shadow` for the candidate (the challenger's label only: `predict_unchecked`, "
+            "whose hedge vote stops asking members once the rest cannot change the sign). Fresh runtimes "
+            f"each repeat, timed back to back in alternating order; {args.repeats} repeats; median "
+            "per-label time, and the median of the per-repeat ratios with their range. Goal: at most 2x "
+            "(one challenger costs at most one model). The machine is shared: 1-minute load average "
+            f"{load_before:.1f} before the run and {os.getloadavg()[0]:.1f} after it, on "
+            f"{os.cpu_count()} cores, so absolute times vary between runs more than the ratios do.",
             "",
             "| d | µs/label: alone | with a challenger | label ratio | µs/prediction: alone "
             "| with a challenger | prediction ratio |",

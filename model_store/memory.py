@@ -32,6 +32,7 @@ from .protocol import (
     LabelOutcome,
     LabelStatus,
     LogEntry,
+    LogMoved,
     LogRetention,
     Manifest,
     ModelRecord,
@@ -287,7 +288,14 @@ class MemoryModelStore:
         return AppendResult(ids, entries)
 
     async def append_event(
-        self, model: str, generation: int, kind: str, body: bytes, request_id: str, at: float
+        self,
+        model: str,
+        generation: int,
+        kind: str,
+        body: bytes,
+        request_id: str,
+        at: float,
+        expected_seq: int | None = None,
     ) -> tuple[Appended, bool]:
         if not kind or kind == "label" or not kind.isidentifier():
             raise ValueError(f"an event kind is an identifier other than 'label', got {kind!r}")
@@ -296,6 +304,8 @@ class MemoryModelStore:
         done = self._done(gen, key, time.time())
         if done is not None:
             return Appended(done.stream_id, done.seq), False
+        if expected_seq is not None and gen.sequence != expected_seq:
+            raise LogMoved(model, generation, expected_seq, gen.sequence)
         self._appended += 1
         gen.sequence += 1
         entry = LogEntry(f"{self._appended}-0", gen.sequence, "", None, 0, 0, at, at, kind, bytes(body))

@@ -51,6 +51,20 @@ class GenerationGone(StoreError):
         self.current = current
 
 
+class LogMoved(StoreError):
+    """A compare-and-append (``append_event`` with ``expected_seq``) found the log past the entry the
+    caller expected to be last; nothing was written. ``seq`` is the log's last entry now."""
+
+    def __init__(self, model: str, generation: int, expected: int, seq: int) -> None:
+        super().__init__(
+            f"the log of {model!r} generation {generation} is at entry {seq}, not {expected}: not appended"
+        )
+        self.model = model
+        self.generation = generation
+        self.expected = expected
+        self.seq = seq
+
+
 class PendingLimitExceeded(StoreError):
     """Storing a batch of pending predictions would exceed ``limit`` live ones; nothing was stored."""
 
@@ -367,10 +381,21 @@ class LabelLog(Protocol):
         ...
 
     async def append_event(
-        self, model: str, generation: int, kind: str, body: bytes, request_id: str, at: float
+        self,
+        model: str,
+        generation: int,
+        kind: str,
+        body: bytes,
+        request_id: str,
+        at: float,
+        expected_seq: int | None = None,
     ) -> tuple[Appended, bool]:
         """Append a non-label event (``kind``, opaque ``body``), idempotent by ``request_id``
-        (a retry returns the first entry). Returns the entry and whether it is new."""
+        (a retry returns the first entry). Returns the entry and whether it is new.
+
+        With ``expected_seq`` it is a compare-and-append: written only as entry ``expected_seq + 1``
+        (the log's last entry is still ``expected_seq``), else :class:`LogMoved`, writing nothing
+        (a retry of one that was written still returns it)."""
         ...
 
     async def read_log(self, model: str, generation: int, after: str, count: int) -> list[LogEntry]:

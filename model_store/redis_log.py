@@ -25,6 +25,7 @@ from .protocol import (
     LabelOutcome,
     LabelStatus,
     LogEntry,
+    LogMoved,
     PendingLimitExceeded,
     PendingPrediction,
 )
@@ -171,20 +172,30 @@ class RedisLabelLog:
         return AppendResult(prediction_ids, entries)
 
     async def append_event(
-        self, model: str, generation: int, kind: str, body: bytes, request_id: str, at: float
+        self,
+        model: str,
+        generation: int,
+        kind: str,
+        body: bytes,
+        request_id: str,
+        at: float,
+        expected_seq: int | None = None,
     ) -> tuple[Appended, bool]:
         keys = GenerationKeys(model, generation)
         if not kind or kind == "label" or not kind.isidentifier():
             raise ValueError(f"an event kind is an identifier other than 'label', got {kind!r}")
+        expected = "" if expected_seq is None else str(int(expected_seq))
         reply = await self._append(
             self._append_event,
             [keys.log, keys.record, keys.sequence, keys.done(f"event:{request_id}")],
-            [generation, kind, body, format_float(at), self._append_done_ttl_ms],
+            [generation, kind, body, format_float(at), self._append_done_ttl_ms, expected],
             model,
             "append_event",
         )
         if not int(reply[0]):
             raise generation_gone(model, generation, reply[1])
+        if int(reply[0]) == 2:
+            raise LogMoved(model, generation, int(expected), int(text_of(reply[1])))
         n = text_of(reply[2])
         return Appended(text_of(reply[1]), int(n) if n else None), bool(int(reply[3]))
 

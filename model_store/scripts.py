@@ -162,14 +162,20 @@ APPEND_EVENT = (
 -- A log entry that is not a label (a declared feature migration, say): applied by every replica
 -- at its place in the log, like a label.
 -- KEYS[1] log, KEYS[2] model record, KEYS[3] sequence counter, KEYS[4] done key of the request id
--- ARGV[1] generation, ARGV[2] kind, ARGV[3] body, ARGV[4] time, ARGV[5] done TTL ms
--- Returns {0, current} when the generation is not current; else {1, stream id, n, 1 if new}.
+-- ARGV[1] generation, ARGV[2] kind, ARGV[3] body, ARGV[4] time, ARGV[5] done TTL ms,
+-- ARGV[6] the entry expected last ('' = any: a compare-and-append otherwise)
+-- Returns {0, current} when the generation is not current; {2, last entry} when the log is not at
+-- ARGV[6] (nothing written); else {1, stream id, n, 1 if new}.
 local gone = stale(KEYS[2], ARGV[1])
 if gone then return gone end
 local done = redis.call('GET', KEYS[4])
 if done then
   local sid, n = parse_done(done)
   return {1, sid, n, 0}
+end
+if ARGV[6] ~= '' then
+  local last = redis.call('GET', KEYS[3]) or '0'
+  if last ~= ARGV[6] then return {2, last} end
 end
 local n = redis.call('INCR', KEYS[3])
 local sid = redis.call('XADD', KEYS[1], '*', 'n', n, 'kind', ARGV[2], 'body', ARGV[3], 'tl', ARGV[4])

@@ -224,6 +224,18 @@ class FeatureSpace:
         ignored = tuple(name for name, i in zip(names, indices, strict=True) if i < 0)
         return self._sorted(pairs, self.keep_zeros), ignored
 
+    def known_vector(self, example: Example) -> SparseVector:
+        """:meth:`vector` of a logged example this space has applied already, registering nothing:
+        each of its names was registered then, or found no slot then and finds none now."""
+        if example.indices is not None:
+            return example.indices, example.values
+        assert example.names is not None
+        names, values = list(example.names), example.values
+        if self.vanished:
+            kept = [k for k, name in enumerate(names) if name not in self.vanished]
+            names, values = [names[k] for k in kept], values[kept]
+        return self._lookup(names, values)
+
     def unregistrable(self, names: Sequence[str]) -> tuple[str, ...]:
         """Of a request's ``names``, those that are not registered and cannot be any more (the
         registry is full): a prediction ignores them, and so will the label."""

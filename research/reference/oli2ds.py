@@ -137,7 +137,8 @@ def _update_stats(state: State, x: dict[int, float], params: Params) -> None:
             mean[i] += delta / cnt[i]
             h[i] = ((cnt[i] - 1) * h[i] + delta * (v - mean[i])) / cnt[i]
         elif cnt[i] == 1:
-            h[i] = ((mean[i] - v) / 2.0) ** 2
+            half = (mean[i] - v) / 2.0
+            h[i] = half * half  # the kernel's square (numba's ``** 2``); ``pow`` is off by an ulp at times
             mean[i] = (mean[i] + v) / 2.0
             cnt[i] = 2
         else:

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Request, Response
+from pydantic import Field
 
-from ..challengers import ID_LENGTH, ID_PATTERN
+from ..challengers import ID_LENGTH, ID_PATTERN, MAX_STATE_BYTES
 from ..model_config import ModelConfig
 from .auth import require_admin
 from .dependencies import EngineDep, tag_model
@@ -17,6 +18,24 @@ from .schemas import ModelInfo, ModelNameInPath
 
 router = APIRouter(prefix="/models", tags=["models"])
 ChallengerId = Annotated[str, Path(min_length=1, max_length=ID_LENGTH, pattern=ID_PATTERN)]
+
+
+class ChallengerConfig(ModelConfig):
+    """A challenger's model configuration, and where it starts learning (``start``)."""
+
+    start: Literal["now", "log"] = Field(
+        "now",
+        description='"now": learn from the next label on. "log": first learn the retained history, '
+        "the labels of the model's current generation from its oldest retained log entry (or its "
+        "last declared schema change) up to the entry that adds the challenger, in the same order as "
+        "the model (how much is retained: ACOG_LOG_RETAIN_ENTRIES / ACOG_LOG_RETAIN_SECONDS, plus "
+        "what lies after the oldest retained checkpoint); state.challengers[id].history says how many "
+        "labels it learned so (0 when the log held none: it then starts from now, no error). Every "
+        f"replica holds the same bits. Its state must encode within {MAX_STATE_BYTES} bytes (else 413). "
+        "The same configuration again changes nothing, whatever start says: delete the challenger to "
+        "start it again.",
+    )
+
 
 RESPONSES = refusals(
     *ADMIN,
@@ -41,22 +60,30 @@ RESPONSES = refusals(
         **refusals(
             413,
             422,
+            _413="a body over the configured limits, or with start \"log\" a challenger whose state is too "
+            "large to carry in a log entry (limit_exceeded)",
             _422="a configuration that does not share the model's feature space (n_features, "
             "feature_names, max_features, normalize, label_format), or over max_challengers",
         ),
     },
 )
 async def put_challenger(
-    name: ModelNameInPath, challenger: ChallengerId, config: ModelConfig, request: Request, engine: EngineDep
+    name: ModelNameInPath,
+    challenger: ChallengerId,
+    config: ChallengerConfig,
+    request: Request,
+    engine: EngineDep,
 ) -> ModelInfo:
-    """Add a challenger: a model configuration that learns, from the next label on, every label of
-    the model in the same order, right after it, and scores every prediction in shadow (its answer
-    is never returned). It is written to the model's label log, so every replica holds it from the
-    same label. The same configuration again changes nothing; another one starts the challenger
-    afresh. Its measures (prequential: its prediction before learning each label), drift detector
-    and shadow agreement sit in ``state.challengers``, and in ``/metrics``."""
+    """Add a challenger: a model configuration that learns, from the next label on (or, with
+    ``"start": "log"``, first from the retained history), every label of the model in the same
+    order, right after it, and scores every prediction in shadow (its answer is never returned). It
+    is written to the model's label log, so every replica holds it from the same label. The same
+    configuration again changes nothing; another one starts the challenger afresh. Its measures
+    (prequential: its prediction before learning each label), drift detector and shadow agreement
+    sit in ``state.challengers``, and in ``/metrics``."""
     tag_model(request, name)
-    await engine.challenges.put(name, challenger, config)
+    model = ModelConfig.model_validate(config.model_dump(exclude={"start"}, exclude_unset=True))
+    await engine.challenges.put(name, challenger, model, config.start)
     return describe(engine, name)
 
 

@@ -116,8 +116,11 @@ class AsyncClient:
     async def set_drift_policy(self, name: str, on_drift: str) -> ModelInfo:
         return await self.run(calls.set_drift_policy(name, on_drift))
 
-    async def put_challenger(self, name: str, challenger: str, config: Mapping[str, Any]) -> ModelInfo:
-        return await self.run(calls.put_challenger(name, challenger, config))
+    async def put_challenger(
+        self, name: str, challenger: str, config: Mapping[str, Any], start: str | None = None
+    ) -> ModelInfo:
+        """:meth:`service.client.Client.put_challenger`."""
+        return await self.run(calls.put_challenger(name, challenger, config, start))
 
     async def delete_challenger(self, name: str, challenger: str) -> None:
         await self.run(calls.delete_challenger(name, challenger))

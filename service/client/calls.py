@@ -159,9 +159,15 @@ def challenger_path(name: str, challenger: str) -> str:
     return f"{name_path(name)}/challengers/{quote(challenger, safe='')}"
 
 
-def put_challenger(name: str, challenger: str, config: Mapping[str, Any]) -> Call[ModelInfo]:
-    """Add a challenger; the same configuration again changes nothing (so a retry is safe)."""
-    return Call("PUT", challenger_path(name, challenger), _one(ModelInfo), dict(config))
+def put_challenger(
+    name: str, challenger: str, config: Mapping[str, Any], start: str | None = None
+) -> Call[ModelInfo]:
+    """Add a challenger; the same configuration again changes nothing (so a retry is safe).
+    ``start``: ``"now"`` (the server's default) or ``"log"`` (first the retained history)."""
+    body = dict(config)
+    if start is not None:
+        body["start"] = start
+    return Call("PUT", challenger_path(name, challenger), _one(ModelInfo), body)
 
 
 def delete_challenger(name: str, challenger: str) -> Call[None]:

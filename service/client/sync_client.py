@@ -159,10 +159,14 @@ class Client:
         """``"reset"``: a fresh learner after each drift the model's detector signals; ``"none"``."""
         return self.run(calls.set_drift_policy(name, on_drift))
 
-    def put_challenger(self, name: str, challenger: str, config: Mapping[str, Any]) -> ModelInfo:
+    def put_challenger(
+        self, name: str, challenger: str, config: Mapping[str, Any], start: str | None = None
+    ) -> ModelInfo:
         """Add a challenger: ``config`` learns the model's labels from the next one on, in shadow
-        (admin key); its measures are in ``get_model(name).state["challengers"]``."""
-        return self.run(calls.put_challenger(name, challenger, config))
+        (admin key); with ``start="log"`` it first learns the retained history of the model's log
+        (``state["challengers"][challenger]["history"]["labels"]`` says how many). Its measures are
+        in ``get_model(name).state["challengers"]``."""
+        return self.run(calls.put_challenger(name, challenger, config, start))
 
     def delete_challenger(self, name: str, challenger: str) -> None:
         self.run(calls.delete_challenger(name, challenger))

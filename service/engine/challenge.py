@@ -1,6 +1,15 @@
 """Challengers of a model (:mod:`service.challengers`): added, removed and promoted through the
 model's label log, so that every replica holds the same ones in the same state.
 
+Started from the log (``start: "log"``), the challenger is built here: this process reads the
+current generation's log from its oldest retained entry to its end, waits until its own replica has
+applied that far (so the feature registry maps every name the history holds), replays the labels
+after the last declared schema change in a worker thread, and appends the adding entry with the
+challenger's state as a compare-and-append after the last entry read. When labels arrived meanwhile
+(the append is refused, nothing written), it reads and replays just those and tries again, up to
+``HISTORY_ATTEMPTS`` times; then the request is answered 503 (retry). A history trimmed while it is
+read is read again from its new start.
+
 Promoting writes a new generation (as a rollback does, :mod:`service.engine.rollback`): the
 challenger's state as this replica holds it once the promoting entry is applied (taken at once,
 between two applications, so at an exact log position), with the challenger's configuration,
@@ -11,23 +20,50 @@ follow either (add them again).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable
 
-from model_store import GenerationGone, ModelRecord, ModelStore, StoreError
+from model_store import GenerationGone, LogEntry, LogMoved, ModelRecord, ModelStore, StoreError, encode_state
 
-from ..challengers import CHALLENGER_EVENT, ID_PATTERN, SHARED_FIELDS, different_fields
+from ..challengers import (
+    CHALLENGER_EVENT,
+    ID_PATTERN,
+    MAX_STATE_BYTES,
+    SHARED_FIELDS,
+    START_LOG,
+    START_NOW,
+    Challenger,
+    config_json,
+    different_fields,
+    put_body,
+    replay,
+    served_to,
+)
+from ..learners.inputs import SparseVector
 from ..measures import Objective, WindowedMeasures
 from ..model_config import ModelConfig
+from ..schema_change import EVENT_KIND as SCHEMA_EVENT
 from ..settings import Settings
 from .checkpoint import Snapshot
-from .errors import InvalidRequest, LimitExceeded, ModelConflict, ModelGone, UnknownModel
+from .errors import (
+    InvalidRequest,
+    LimitExceeded,
+    ModelConflict,
+    ModelGone,
+    ModelUnavailable,
+    TooLarge,
+    UnknownModel,
+)
+from .follower import READ_BATCH
 from .replica import ModelReplica
 from .runtime import Applied
+
+HISTORY_ATTEMPTS = 5
+"""Compare-and-appends tried for a challenger started from the log before answering 503."""
 
 
 class Challenges:
@@ -47,8 +83,9 @@ class Challenges:
         self.install = install
         self.check_config = check_config
 
-    async def put(self, name: str, challenger: str, config: ModelConfig) -> None:
-        """Add ``challenger`` to model ``name`` (or replace it, afresh, with another configuration)."""
+    async def put(self, name: str, challenger: str, config: ModelConfig, start: str = START_NOW) -> None:
+        """Add ``challenger`` to model ``name`` (or replace it, afresh, with another configuration),
+        learning from the next label on, or (``start`` ``"log"``) first from the retained history."""
         _check_id(challenger)
         replica = self.serving(name)
         runtime = replica.runtime
@@ -63,8 +100,15 @@ class Challenges:
         if challenger not in runtime.challengers and len(runtime.challengers) >= limit:
             raise LimitExceeded("challenger", f"model {name!r} has its maximum of {limit} (max_challengers)")
         pinned = config.pinned(self.settings.memory_budget_bytes)
-        body = {"op": "put", "id": challenger, "config": pinned.model_dump_json(), "limit": limit}
-        applied = await self._append(replica, body)
+        header = {"op": "put", "id": challenger, "config": pinned.model_dump_json(), "limit": limit}
+        current = runtime.challengers.get(challenger)
+        same = current is not None and current.config_text == config_json(
+            ModelConfig.model_validate_json(str(header["config"]))
+        )  # the same configuration again changes nothing, wherever it started
+        if start == START_LOG and not same:
+            applied = await self._put_from_log(replica, header)
+        else:
+            applied = await self._append(replica, put_body(header))
         if applied is not None and not applied.updated:
             raise LimitExceeded(
                 "challenger", f"model {name!r} reached its maximum of {limit} challengers meanwhile"
@@ -74,7 +118,7 @@ class Challenges:
         replica = self.serving(name)
         if challenger not in replica.runtime.challengers:
             raise _unknown(name, challenger)
-        await self._append(replica, {"op": "delete", "id": challenger})
+        await self._append(replica, put_body({"op": "delete", "id": challenger}))
 
     async def promote(self, name: str, challenger: str) -> ModelRecord:
         """Make ``challenger`` the model: a new generation with its configuration and state."""
@@ -85,7 +129,7 @@ class Challenges:
         record = await self.store.load_model(name)
         if record is None or record.generation != generation:
             raise ModelConflict("model", f"model {name!r} was changed meanwhile by another request")
-        await self._append(replica, {"op": "promote", "id": challenger})
+        await self._append(replica, put_body({"op": "promote", "id": challenger}))
         # no await from here to the encoding: the follower cannot apply an entry in between
         runtime = replica.runtime
         chosen = runtime.challengers.get(challenger)
@@ -120,14 +164,84 @@ class Challenges:
             await self.store.delete_generation(name, generation)
         return new
 
-    async def _append(self, replica: ModelReplica, body: dict[str, object]) -> Applied | None:
-        encoded = json.dumps(body, sort_keys=True).encode()
+    async def _put_from_log(self, replica: ModelReplica, header: dict[str, object]) -> Applied | None:
+        """Build the challenger from the retained history and append it; see the module docstring."""
+        config = ModelConfig.model_validate_json(str(header["config"]))
+        built: Challenger | None = None
+        after, last = "0-0", 0
+        for _ in range(HISTORY_ATTEMPTS):
+            entries = await self._read_history(replica, after, last)
+            if entries is None:  # trimmed while read: from the new start
+                built, after, last = None, "0-0", 0
+                continue
+            if entries:
+                await replica.until_applied(int(entries[-1].seq or 0))
+                after, last = entries[-1].stream_id, int(entries[-1].seq or 0)
+            if self.serving(replica.name) is not replica:
+                raise ModelConflict("model", f"model {replica.name!r} was changed meanwhile")
+            # no await from here to the replay's vectors: the replica's features are those of `last`
+            runtime = replica.runtime
+            to_version = last or runtime.version  # an empty log: the replica's position is its end
+            schema_changes = [k for k, e in enumerate(entries) if e.kind == SCHEMA_EVENT]
+            if schema_changes:  # a challenger shares the current feature space: from the last change
+                built, entries = None, entries[schema_changes[-1] + 1 :]
+            labels = [
+                (served_to(config, runtime.schema.config, runtime.features.known_vector(e.example)), e.y, seq)
+                for e in entries
+                if e.kind == "label" and e.example is not None and (seq := e.seq) is not None
+            ]
+            if built is None:
+                built = Challenger.fresh(config, self.settings.memory_budget_bytes, 0)
+                built.history = {"labels": 0, "from_version": None, "to_version": None}
+            state = await asyncio.to_thread(_replayed, built, labels, to_version)
+            try:
+                return await self._append(replica, put_body(header, state), expected_seq=to_version)
+            except LogMoved:
+                continue  # labels came meanwhile: replay them too
+        raise ModelUnavailable(
+            "start", f'"log": labels kept coming faster than the history replayed ({HISTORY_ATTEMPTS} tries)'
+        )
+
+    async def _read_history(self, replica: ModelReplica, after: str, last: int) -> list[LogEntry] | None:
+        """The log's entries after ``after`` (entry ``last``) to its end; None when they do not follow
+        on from ``last`` (the log was trimmed past them meanwhile)."""
+        out: list[LogEntry] = []
+        while batch := await self.store.read_log(replica.name, replica.generation, after, READ_BATCH):
+            for entry in batch:
+                if entry.seq is None:
+                    raise ModelConflict("start", '"log": the log predates sequence numbers; start from "now"')
+                if last and entry.seq != last + 1:
+                    return None
+                out.append(entry)
+                last = entry.seq
+            after = batch[-1].stream_id
+        return out
+
+    async def _append(
+        self, replica: ModelReplica, encoded: bytes, expected_seq: int | None = None
+    ) -> Applied | None:
         # a retry of this request (same generation, same version seen) finds its entry
         key = b"%d:%d:" % (replica.generation, replica.runtime.version) + encoded
+        request_id = hashlib.sha256(key).hexdigest()[:32]
         try:
-            return await replica.append_event(CHALLENGER_EVENT, encoded, hashlib.sha256(key).hexdigest()[:32])
+            return await replica.append_event(CHALLENGER_EVENT, encoded, request_id, expected_seq)
         except GenerationGone as exc:
             raise ModelGone("model", f"model {replica.name!r}: {exc}") from None
+
+
+def _replayed(challenger: Challenger, labels: list[tuple[SparseVector, int, int]], to_version: int) -> bytes:
+    """Have ``challenger`` learn the history ``labels`` (up to entry ``to_version``); its encoded state."""
+    replay(challenger, labels)
+    challenger.since = to_version + 1
+    challenger.history = {**(challenger.history or {}), "to_version": to_version}
+    state = encode_state(challenger.to_state())
+    if len(state) > MAX_STATE_BYTES:
+        raise TooLarge(
+            "start",
+            f'"log": the challenger\'s state is {len(state)} bytes, more than the {MAX_STATE_BYTES} a log '
+            'entry carries; start it from "now"',
+        )
+    return state
 
 
 def _check_id(challenger: str) -> None:

@@ -15,9 +15,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from model_store import LogEntry
+from model_store import CodecError, LogEntry, decode_state
 
-from ..challengers import CHALLENGER_EVENT, Challenger, config_json, different_fields, served_to
+from ..challengers import CHALLENGER_EVENT, Challenger, config_json, different_fields, read_body
 from ..drift import DRIFT_CHALLENGER, POLICIES, POLICY_EVENT, DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
@@ -192,17 +192,17 @@ class LogEvents:
     def shadow(self, vector: SparseVector, label: int) -> None:
         """Score a prediction's vector by every challenger (the champion answered ``label``)."""
         for challenger in self.challengers.values():
-            challenger.shadow(served_to(challenger.config, self.schema.config, vector), label)
+            challenger.shadow(challenger.reads(self.schema.config, vector), label)
 
     def _change_challengers(self, entry: LogEntry) -> Applied:
         """Apply a challenger entry: ``put`` (add, or replace with another configuration: afresh),
         ``delete``, or ``promote`` (a marker: the state is taken there). One that cannot apply here
         (over its limit, a configuration that does not fit, an unknown id) changes nothing."""
-        body = json.loads(entry.body)
+        body, state = read_body(entry.body)
         op, name = body.get("op"), str(body.get("id"))
         done = False
         if op == "put":
-            done = self._put_challenger(name, str(body.get("config")), int(body.get("limit", 0)))
+            done = self._put_challenger(name, str(body.get("config")), int(body.get("limit", 0)), state)
         elif op == "delete":
             done = self.challengers.pop(name, None) is not None
         elif op == "promote":
@@ -220,7 +220,10 @@ class LogEvents:
         )  # fmt: skip
         return self._remember(applied)
 
-    def _put_challenger(self, name: str, text: str, limit: int) -> bool:
+    def _put_challenger(self, name: str, text: str, limit: int, state: bytes | None) -> bool:
+        """Add or replace a challenger: afresh, or (started from the log) with the state the entry
+        carries, which must be of this configuration and have learned the history up to the entry
+        before this one."""
         try:
             config = ModelConfig.model_validate_json(text)
         except ValueError:
@@ -233,7 +236,15 @@ class LogEvents:
         if different_fields(self.schema.config, config):
             return False
         try:
-            self.challengers[name] = Challenger.fresh(config, self.memory_budget, self.version + 1)
-        except ValueError:
+            if state is None:
+                challenger = Challenger.fresh(config, self.memory_budget, self.version + 1)
+            else:
+                challenger = Challenger.from_state(decode_state(state), self.memory_budget)
+                history = challenger.history or {}
+                if challenger.config_text != config_json(config) or history.get("to_version") != self.version:
+                    return False
+                challenger.since = self.version + 1
+        except (CodecError, ValueError, KeyError, TypeError):
             return False
+        self.challengers[name] = challenger
         return True

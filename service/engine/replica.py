@@ -149,15 +149,23 @@ class ModelReplica(LogFollower):
             out.append((pid, applied))
         return out
 
-    async def append_event(self, kind: str, body: bytes, request_id: str) -> Applied | None:
+    async def append_event(
+        self, kind: str, body: bytes, request_id: str, expected_seq: int | None = None
+    ) -> Applied | None:
         """Append a non-label event to the log (idempotent by ``request_id``: a retry finds the
-        first entry), then wait until this replica has applied it."""
+        first entry), then wait until this replica has applied it. With ``expected_seq``, only as
+        the entry after it (else the store's ``LogMoved``, nothing written)."""
         appended, _ = await self.store.append_event(
-            self.name, self.generation, kind, body, request_id, time.time()
+            self.name, self.generation, kind, body, request_id, time.time(), expected_seq
         )
         if appended.seq is None:
             return None
         return await self._until_applied(appended.seq)
+
+    async def until_applied(self, seq: int) -> None:
+        """Return once this replica has applied log entry ``seq`` (or a checkpoint past it)."""
+        if seq > self.runtime.version:
+            await self._until_applied(seq)
 
     async def checkpoint(self, timeout: float = 30.0) -> bool:
         """Have a checkpoint of at least the current version written; False when one is stored

@@ -23,7 +23,7 @@ from typing import Any
 
 from model_store import LogEntry, parse_stream_id
 
-from ..challengers import Challenger, served_to
+from ..challengers import Challenger
 from ..drift import DriftMonitor
 from ..features import FeatureSpace
 from ..learners import OnlineLearner
@@ -116,7 +116,7 @@ class ModelRuntime(LogEvents):
         drifted = self.drift.observe(entry.y, info.prediction, self.version)
         for name in sorted(self.challengers):
             challenger = self.challengers[name]
-            challenger.learn(served_to(challenger.config, self.schema.config, vector), entry.y, self.version)
+            challenger.learn(challenger.reads(self.schema.config, vector), entry.y, self.version)
         if drifted:
             self._respond_to_drift()
         applied = Applied(

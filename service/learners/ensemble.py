@@ -255,6 +255,29 @@ class EtaGrid(LearnerInterface):
         kernel = self._kernel_vectors(self.inputs.vectors_unchecked(vector, forms=(form,)))[form]
         return self.members[leader].score_checked(kernel)
 
+    def predict_unchecked(self, vector: SparseVector) -> int:
+        """The sign of :meth:`score_unchecked`, the same label. With the hedge vote, members are
+        asked in decreasing weight (each input form made when first needed) until those left
+        cannot change the sign, with a margin far above rounding; a vote that close to 0 is
+        summed in full, as :meth:`score_unchecked` does."""
+        if self.selection != "hedge":
+            return super().predict_unchecked(vector)
+        w = np.exp(self._log_w - self._log_w.max())
+        left = float(w.sum())
+        margin, vote = 1e-9 * left, 0.0
+        kernels: dict[str, SparseVector] = {}
+        row = np.zeros(len(self.members), dtype=np.int8)
+        for k in np.argsort(-w, kind="stable"):
+            form = self.member_forms[k]
+            if form not in kernels:
+                kernels |= self._kernel_vectors(self.inputs.vectors_unchecked(vector, forms=(form,)))
+            row[k] = 1 if self.members[k].score_checked(kernels[form]) >= 0.0 else -1
+            vote += float(w[k]) * int(row[k])
+            left -= float(w[k])
+            if abs(vote) > left + margin:
+                return 1 if vote > 0.0 else -1
+        return 1 if hedge_vote(self._log_w, row) >= 0.0 else -1
+
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
         label = Learner._label(y)

@@ -62,6 +62,11 @@ class LearnerInterface(abc.ABC):
         """:meth:`score` of a canonical vector validated at the edge (the service's feature parser):
         every transform the learner applies is applied, only the checks are skipped; the same bits."""
 
+    def predict_unchecked(self, vector: SparseVector) -> int:
+        """:meth:`predict` of a vector validated at the edge: the sign of :meth:`score_unchecked`
+        (a learner may find it with less work, never another answer)."""
+        return 1 if self.score_unchecked(vector) >= 0.0 else -1
+
     @abc.abstractmethod
     def learn_unchecked(self, vector: SparseVector, y: int) -> Any:
         """:meth:`learn` of a canonical vector validated at the edge and a label already in

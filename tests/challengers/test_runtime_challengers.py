@@ -4,12 +4,13 @@ no-ops, the same everywhere."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 
-from model_store import Example, LogEntry
-from service.challengers import CHALLENGER_EVENT
+from model_store import Example, LogEntry, encode_state
+from service.challengers import CHALLENGER_EVENT, Challenger, put_body, replay, served_to
 from service.engine.checkpoint import Snapshot
 from service.engine.runtime import ModelRuntime
 from service.model_config import ModelConfig
@@ -103,3 +104,35 @@ def test_what_cannot_apply_changes_nothing_and_the_limit_holds() -> None:
     assert not runtime.apply(event(5, {"op": "promote", "id": "b"})).updated  # type: ignore[union-attr]
     assert runtime.apply(event(6, {"op": "delete", "id": "a"})).updated  # type: ignore[union-attr]
     assert runtime.challengers == {} and runtime.version == 6 and runtime.labels == 0
+
+
+def test_an_entry_carrying_a_state_loads_it_only_right_after_the_history_it_learned() -> None:
+    """``start: "log"``: the adding entry carries the replayed challenger; a runtime loads it only at
+    the position it was built for (``to_version + 1``), and an undecodable one changes nothing."""
+    runtime = ModelRuntime("m", 1, CHAMPION, 2**29, window=20)
+    history = labels(40, 4, 1)
+    for e in history:
+        runtime.apply(e)
+    built = Challenger.fresh(CHALLENGER, 2**29, 0)
+    built.history = {"labels": 0, "from_version": None, "to_version": 40}
+    replay(
+        built,
+        [(served_to(CHALLENGER, CHAMPION, runtime.features.known_vector(e.example)), e.y, e.seq or 0)
+         for e in history[10:] if e.example is not None],
+    )  # fmt: skip
+    header = {"op": "put", "id": "arow", "config": CHALLENGER.model_dump_json(), "limit": 2}
+    carried = LogEntry("2000-0", 41, "", None, 0, 0, 1.0, 2.0, CHALLENGER_EVENT, b"")
+    early = dataclasses.replace(built, history={**(built.history or {}), "to_version": 39})
+    for body in (put_body(header, encode_state(early.to_state())), put_body(header, b"not a state")):
+        twin = ModelRuntime("m", 1, CHAMPION, 2**29, window=20)
+        for e in history:
+            twin.apply(e)
+        assert not twin.apply(dataclasses.replace(carried, body=body)).updated  # type: ignore[union-attr]
+        assert twin.challengers == {}
+    state = encode_state(built.to_state())
+    applied = runtime.apply(dataclasses.replace(carried, body=put_body(header, state)))
+    assert applied is not None and applied.updated
+    loaded = runtime.challengers["arow"]
+    assert np.array_equal(loaded.learner.weights(), built.learner.weights())
+    assert loaded.history == {"labels": 30, "from_version": 11, "to_version": 40} and loaded.since == 41
+    assert runtime.describe()["challengers"]["arow"]["start"] == "log"

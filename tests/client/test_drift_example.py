@@ -50,3 +50,19 @@ def test_client_calls_of_checkpoints_rollback_policy_and_challengers(served: Ser
     assert rolled.generation == kept[0].generation + 1 and rolled.state["version"] == 0  # type: ignore[index]
     with pytest.raises((InvalidRequest, Conflict)):
         client.rollback("hist", 2)  # the new generation has no checkpoint at 2
+
+
+def test_a_challenger_started_from_the_log_through_the_client(served: Served) -> None:
+    client = served.client
+    client.put_model("logged", {"n_features": 3}, replace=True)
+    client.learn_batch([([1.0, 0.0, 0.5], 1), ([0.0, 1.0, 0.5], -1), ([0.5, 0.5, 0.0], 1)], model="logged")
+    with pytest.raises(InvalidRequest) as refused:
+        client.put_challenger("logged", "arow", {"n_features": 3, "algorithm": "arow"}, start="yesterday")
+    assert refused.value.field.endswith("start")
+    info = client.put_challenger("logged", "arow", {"n_features": 3, "algorithm": "arow"}, start="log")
+    arow = info.state["challengers"]["arow"]  # type: ignore[index]
+    assert arow["start"] == "log" and arow["since_version"] == 4
+    assert arow["history"] == {"labels": 3, "from_version": 1, "to_version": 3} and arow["labels"] == 3
+    now = client.put_challenger("logged", "now", {"n_features": 3, "algorithm": "pa1"}, start="now")
+    assert now.state["challengers"]["now"]["history"] is None  # type: ignore[index]
+    assert now.state["challengers"]["now"]["start"] == "now"  # type: ignore[index]

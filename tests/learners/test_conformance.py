@@ -86,8 +86,9 @@ def test_dense_pair_and_csr_inputs_are_bit_identical(case: Case, stream: tuple) 
     "overrides", [{}, {"fit_intercept": True, "intercept_value": 0.5}], ids=["plain", "intercept"]
 )
 def test_unchecked_entry_points_give_the_checked_bits(case: Case, stream: tuple, overrides: dict) -> None:
-    """``score_unchecked``/``learn_unchecked`` on the canonical vector the service's feature parser
-    hands over (explicit zeros kept for a learner that reads presence) are ``score``/``learn``."""
+    """``score_unchecked``/``predict_unchecked``/``learn_unchecked`` on the canonical vector the
+    service's feature parser hands over (explicit zeros kept for a learner that reads presence) are
+    ``score``/``predict``/``learn``."""
     X, y = stream
     checked, unchecked = case.create(D, **overrides), case.create(D, **overrides)
     presence = ALGORITHMS[case.algorithm].needs_presence
@@ -95,6 +96,7 @@ def test_unchecked_entry_points_give_the_checked_bits(case: Case, stream: tuple,
         row = same_present_set(X[i], presence)
         vector = canonical((row.indices, row.data), D, keep_zeros=presence)
         assert checked.score(row) == unchecked.score_unchecked(vector)
+        assert checked.predict(row) == unchecked.predict_unchecked(vector)
         assert checked.learn(row, y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
     assert same_state(checked.to_state(), unchecked.to_state())
 
@@ -110,6 +112,7 @@ def test_unchecked_ensemble_over_input_forms_gives_the_checked_bits(selection: s
     for i in range(X.shape[0]):
         vector = canonical((X[i].indices, X[i].data), D)
         assert checked.score(X[i]) == unchecked.score_unchecked(vector)
+        assert checked.predict(X[i]) == unchecked.predict_unchecked(vector)  # the hedge: fewer members
         assert checked.learn(X[i], y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
     assert same_state(checked.to_state(), unchecked.to_state())
 
@@ -123,6 +126,7 @@ def test_unchecked_default_model_gives_the_checked_bits(stream: tuple) -> None:
     for i in range(X.shape[0]):
         vector = canonical((X[i].indices, X[i].data), D)
         assert checked.score(X[i]) == unchecked.score_unchecked(vector)
+        assert checked.predict(X[i]) == unchecked.predict_unchecked(vector)  # the hedge: fewer members
         assert checked.learn(X[i], y[i]) == unchecked.learn_unchecked(vector, int(y[i]))
     assert same_state(checked.to_state(), unchecked.to_state())
 

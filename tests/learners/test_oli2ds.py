@@ -257,3 +257,14 @@ def test_the_reference_is_pure_state_in_state_out(stream: list) -> None:
             )
         assert x == x_before and after is not state
         state = after
+
+
+def test_the_reference_squares_as_the_kernel_does() -> None:
+    """The second value's ``h = ((mean - x) / 2)^2``: Python's ``** 2`` (``pow``) and numba's
+    (a product) differ in the last bit for these values; the reference squares by a product too."""
+    learner = create("oli2ds", n_features=1, rho=4.0, theta=2.0)
+    params, state = ref.Params(rho=4.0, theta=2.0), ref.initial_state(1)
+    for value, y in ((-0.004, 1), (2.755, -1)):
+        learner.learn(pair({0: value}), y)
+        state, _ = ref.learn(state, {0: value}, y, params)
+    assert learner.informativeness()[0] == state.h[0] == 1.90302025

@@ -11,6 +11,8 @@ import redis
 from model_store import (
     GenerationGone,
     LogEntry,
+    LogMoved,
+    MemoryModelStore,
     RedisModelStore,
     make_prediction_id,
     parse_prediction_id,
@@ -359,3 +361,20 @@ async def test_a_retried_append_appends_nothing_twice(
     again = await store.append_examples("m", 1, items, time.time())
     assert again == first and [e.seq for e in first.entries] == [1, 2]
     assert len(await store.read_log("m", 1, "0-0", 10)) == 2
+
+
+async def test_a_compare_and_append_lands_only_right_after_the_expected_entry(store: RedisModelStore) -> None:
+    """``expected_seq``: appended as the entry after it, else ``LogMoved`` and nothing written; a retry
+    of one that landed answers it. The Redis store and the in-memory one answer alike."""
+    for each in (store, MemoryModelStore()):
+        await new_model(each)
+        at = time.time()
+        await each.append_event("m", 1, "migration", b"a", "request-1", at)
+        with pytest.raises(LogMoved) as moved:
+            await each.append_event("m", 1, "migration", b"b", "request-2", at, expected_seq=0)
+        assert (moved.value.expected, moved.value.seq) == (0, 1)
+        landed, new = await each.append_event("m", 1, "migration", b"c", "request-3", at, expected_seq=1)
+        assert new and landed.seq == 2
+        again, new = await each.append_event("m", 1, "migration", b"c", "request-3", at, expected_seq=1)
+        assert not new and again == landed  # a retry finds its entry, though the log is at 2 now
+        assert [e.body for e in await each.read_log("m", 1, "0-0", 10)] == [b"a", b"c"]

@@ -8,7 +8,8 @@ Grafana cannot be installed on the development machines (no registry we can reac
 2. starts a real Prometheus with the stack's own config (``docker/prometheus/prometheus.yml``,
    the compose target replaced by the service, scraping every ``SCRAPE_SECONDS``);
 3. drives traffic for ``--seconds``: ``acog replay`` of german on ``default`` and of
-   ``sklearn:breast_cancer`` on a second model, plus a trickle of bad labels (duplicates,
+   ``sklearn:breast_cancer`` on a second model, a challenger (AROW, started from the log) on
+   ``default``, plus a trickle of bad labels (duplicates,
    unknown ids, an invalid label value, predictions left to expire) so that the rejection
    panel has data;
 4. for every panel of ``docker/grafana/dashboards/acog.json``: substitutes the template

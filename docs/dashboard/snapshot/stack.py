@@ -64,6 +64,7 @@ def live_run(seconds: float, workdir: Path, rate: float) -> RenderInput:
             )
         )
         prometheus.wait_for(f'acog_model_version{{model="{SECOND_MODEL}"}}', timeout=60)
+        add_challenger(service.url)
         datasets = {"default": "german", SECOND_MODEL: "sklearn:breast_cancer"}
         drivers = [BadLabels(service.url, model, datasets[model], mix) for model, mix in MIXES.items()]
         for bad in drivers:
@@ -80,3 +81,17 @@ def live_run(seconds: float, workdir: Path, rate: float) -> RenderInput:
         for bad in drivers:
             log(f"bad labels sent (items -> status): {dict(sorted(bad.sent.items()))}")
         return data
+
+
+CHALLENGER = {"n_features": 24, "algorithm": "arow", "objective": "cost", "start": "log"}
+"""The challenger the run adds to the default model (it first learns the log's history), so that the
+challenger panel has a series next to the model's."""
+
+
+def add_challenger(url: str) -> None:
+    import httpx
+
+    response = httpx.put(f"{url}/models/default/challengers/arow", json=CHALLENGER, timeout=60)
+    response.raise_for_status()
+    history = response.json()["state"]["challengers"]["arow"]["history"]
+    log(f"challenger 'arow' on model 'default', started from the log ({history['labels']} labels of history)")
