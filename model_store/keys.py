@@ -33,6 +33,10 @@ STORE_IDENTITY = f"acog:{GLOBAL_TAG}:identity"
 """hash: what this store is: ``epoch`` (random, written once when the store is first used) and
 ``layout`` (the key layout version). A Redis that comes back without it has lost its data."""
 
+WRITE_PROBE_PREFIX = f"acog:{GLOBAL_TAG}:probe:"
+"""The throw-away keys of the write probe (a 1 ms expiry each): never data, so never the remains
+of lost data either."""
+
 LEGACY_MODELS = "acog:models"
 """hash (layout 1): name -> JSON model record; read once by the layout migration."""
 

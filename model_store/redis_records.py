@@ -19,6 +19,7 @@ from .keys import (
     LEGACY_MODELS,
     MODEL_NAMES,
     STORE_IDENTITY,
+    WRITE_PROBE_PREFIX,
     GenerationKeys,
     ModelKeys,
     retired_legacy_key,
@@ -92,8 +93,8 @@ class RedisModelRecords:
         with translate_redis_errors("leftover_key"):
             async for key in self._redis.scan_iter(match="acog:*", count=1000):
                 name = key.decode() if isinstance(key, bytes) else str(key)
-                if name not in legacy:
-                    return name
+                if name not in legacy and not name.startswith(WRITE_PROBE_PREFIX):
+                    return name  # a probe of a replica starting beside this one is no remains
         return None
 
     async def legacy_models(self) -> list[tuple[ModelRecord, int]]:

@@ -45,7 +45,7 @@ from .connection import (
     translate_redis_errors,
 )
 from .durability import Durability
-from .keys import ModelKeys
+from .keys import WRITE_PROBE_PREFIX, ModelKeys
 from .protocol import (
     StoreError,
     StoreUnavailable,
@@ -275,7 +275,7 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
         writes (MISCONF), or when ``maxmemory`` is reached under ``noeviction``: a throw-away
         ``SET`` with a 1 ms expiry tells, through the same errors a real write would get."""
         with translate_redis_errors("a write probe"):
-            await self._redis.set(f"acog:{{acog}}:probe:{secrets.token_hex(4)}", b"1", px=1)
+            await self._redis.set(f"{WRITE_PROBE_PREFIX}{secrets.token_hex(4)}", b"1", px=1)
 
     async def close(self) -> None:
         clients: dict[int, Client] = {id(self._redis): self._redis, id(self._blocking): self._blocking}

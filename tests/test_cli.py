@@ -191,18 +191,20 @@ def test_evaluate_is_the_research_packages_entry_point() -> None:
 
 def test_an_installation_without_the_entry_point_says_to_reinstall(tmp_path: Path) -> None:
     """Metadata from before the entry point (an editable install not reinstalled): ``acog evaluate``
-    is listed still, and says what to do, in one line."""
+    is listed still, and says what to do, in one line. (Run outside the checkout: ``python -c``
+    puts the working directory first on ``sys.path``, and an editable build leaves its
+    ``acog_service.egg-info``, entry points included, in the checkout.)"""
     info = tmp_path / "acog_service-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acog-service\nVersion: 0.1.0\n")
     (info / "entry_points.txt").write_text("[console_scripts]\nacog = service.cli:main\n")
     code = "import sys; from service.cli import main; sys.exit(main(sys.argv[1:]))"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    listed = subprocess.run([sys.executable, "-c", code, "--help"], env=env, cwd=ROOT,
+    listed = subprocess.run([sys.executable, "-c", code, "--help"], env=env, cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)  # fmt: skip
     assert listed.returncode == 0 and "evaluate" in listed.stdout, listed.stderr
     refused = subprocess.run([sys.executable, "-c", code, "evaluate", "german", "--permutations", "2"],
-                             env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+                             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert refused.returncode == 2 and refused.stdout == "", refused.stderr
     [line] = refused.stderr.strip().splitlines()
     assert line.startswith("acog evaluate: error:") and "acog.commands" in line and "pip install -e ." in line

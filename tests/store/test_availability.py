@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from model_store import ConnectionSettings, RedisModelStore, StoreUnavailable
+from model_store.keys import WRITE_PROBE_PREFIX
 
 from ..support.private_redis import PrivateRedis
 from .conftest import Backend
@@ -193,3 +194,14 @@ async def test_check_writable_when_redis_is_out_of_memory(private_redis: Private
     finally:
         admin.close()
         await store.close()
+
+
+async def test_a_write_probe_is_not_lost_data(any_store: RedisModelStore, backend: Backend) -> None:
+    """A replica starting beside another may find that one's write probe (a key with a 1 ms expiry,
+    still there under load) before any identity exists: an empty store, not one that lost data."""
+    assert await any_store.identity(create=False) is None
+    await any_store.check_writable()
+    backend.client.set(f"{WRITE_PROBE_PREFIX}0badcafe", b"1", px=60_000)  # a probe not expired yet
+    assert await any_store.leftover_key() is None
+    backend.client.set("acog:{cards}:gen", b"3")
+    assert await any_store.leftover_key() == "acog:{cards}:gen"
