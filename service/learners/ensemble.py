@@ -233,11 +233,11 @@ class EtaGrid(LearnerInterface):
         """The leader's score, or with ``"hedge"`` the weighted vote of the members' predictions
         (in ``[-1, 1]``; its sign is the prediction)."""
         if self.selection == "hedge":
-            vectors = self.inputs.vectors(x)
-            row = np.array(
-                [[m.predict(vectors[f]) for m, f in zip(self.members, self.member_forms, strict=True)]]
-            )
-            return float(hedge_vote(self._log_w, row.astype(np.int8)[0]))
+            vectors = self.inputs.vectors(x)  # x checked here, each form once for all its members
+            kernels = {f: self.members[ks[0]].checked(vectors[f], 1)[0] for f, ks in self._by_form.items()}
+            pairs = zip(self.members, self.member_forms, strict=True)
+            row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
+            return float(hedge_vote(self._log_w, row))
         leader = self.leader()
         vector = self.inputs.vectors(x)[self.member_forms[leader]]
         return self.members[leader].score(vector)
