@@ -4,8 +4,8 @@ how fast the first requests after ready are.
     .venv/bin/python -m bench.startup [--cold 3] [--warm 5] [--output docs/benchmarks.md]
 
 On 127.0.0.1: a Redis server of its own; ``acog serve`` with a default model of 30 features (the
-default ensemble: linear ACOG, the quadratic family and the forest) and the kernel cache in a
-directory of the run's own (``ACOG_JIT_CACHE_DIR``). Each start is timed from launching the
+default ensemble: linear ACOG, the quadratic family, the forest and nearest neighbours) and the
+kernel cache in a directory of the run's own (``ACOG_JIT_CACHE_DIR``). Each start is timed from launching the
 process to its first HTTP answer (it listens at once: ``/readyz`` answers 503 saying what is left)
 and to the first 200 from ``/readyz``; then 100 requests (50 single /predict, each followed by its
 /feedback) are timed one by one on one keep-alive connection, and the process is stopped.
@@ -106,8 +106,8 @@ def render(runs: dict[str, list[dict[str, float]]], cold: int, warm: int) -> str
         f"Command: `python -m bench.startup --cold {cold} --warm {warm}`. Machine: {cpu_model()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}. `acog serve` on a Redis of its "
         f"own with a default model of {N_FEATURES} features (the default ensemble: linear ACOG, the "
-        "quadratic family and the forest); time from launching the process to its first HTTP answer "
-        "(it listens at once; `/readyz` says what is "
+        "quadratic family, the forest and nearest neighbours); time from launching the process to its "
+        "first HTTP answer (it listens at once; `/readyz` says what is "
         "left) and to the first 200 from `/readyz`, then the first "
         f"{REQUESTS} requests (single /predict, each followed by its /feedback) one by one. A cold start "
         "has an empty kernel cache (`ACOG_JIT_CACHE_DIR`), as after `pip install`; a warm one, the cache "
