@@ -161,12 +161,17 @@ class LogFollower:
         while entries := await self.store.read_log(
             self.name, self.generation, self.runtime.applied_id, READ_BATCH
         ):
-            try:
-                self._apply(entries)
-            except LogGap as gap:
-                await self._resync(gap)
-            except LogRewound as rewound:
-                await self._rewind(rewound)
+            await self._apply_or_recover(entries)
+
+    async def _apply_or_recover(self, entries: Sequence[LogEntry]) -> None:
+        """Apply ``entries``; at a gap carry on from a newer checkpoint, at a rewound log from an
+        older one."""
+        try:
+            self._apply(entries)
+        except LogGap as gap:
+            await self._resync(gap)
+        except LogRewound as rewound:
+            await self._rewind(rewound)
 
     async def _resync(self, gap: LogGap) -> None:
         """Entries after this replica's position are gone: carry on from a checkpoint past them."""
@@ -243,12 +248,7 @@ class LogFollower:
                     self.settings.follow_block_seconds,
                 )
                 async with self._state:
-                    try:
-                        self._apply(entries)
-                    except LogGap as gap:
-                        await self._resync(gap)
-                    except LogRewound as rewound:
-                        await self._rewind(rewound)
+                    await self._apply_or_recover(entries)
                 await self.writer.housekeeping()
                 backoff = 0.05
             except asyncio.CancelledError:

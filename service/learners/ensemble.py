@@ -233,11 +233,7 @@ class EtaGrid(LearnerInterface):
         """The leader's score, or with ``"hedge"`` the weighted vote of the members' predictions
         (in ``[-1, 1]``; its sign is the prediction)."""
         if self.selection == "hedge":
-            vectors = self.inputs.vectors(x)  # x checked here, each form once for all its members
-            kernels = {f: self.members[ks[0]].checked(vectors[f], 1)[0] for f, ks in self._by_form.items()}
-            pairs = zip(self.members, self.member_forms, strict=True)
-            row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
-            return float(hedge_vote(self._log_w, row))
+            return self._vote(self._checked_kernels(self.inputs.vectors(x), 1))
         leader = self.leader()
         vector = self.inputs.vectors(x)[self.member_forms[leader]]
         return self.members[leader].score(vector)
@@ -246,10 +242,7 @@ class EtaGrid(LearnerInterface):
         """:meth:`score` of a vector validated at the edge: each input form is still made (L2,
         standardisation), only the checks are not repeated."""
         if self.selection == "hedge":
-            kernels = self._kernel_vectors(self.inputs.vectors_unchecked(vector))
-            pairs = zip(self.members, self.member_forms, strict=True)
-            row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
-            return float(hedge_vote(self._log_w, row))
+            return self._vote(self._kernel_vectors(self.inputs.vectors_unchecked(vector)))
         leader = self.leader()
         form = self.member_forms[leader]
         kernel = self._kernel_vectors(self.inputs.vectors_unchecked(vector, forms=(form,)))[form]
@@ -282,14 +275,24 @@ class EtaGrid(LearnerInterface):
         self._refuse_if_borrowed()
         label = Learner._label(y)
         vectors = self.inputs.vectors(x, learn=True)  # checks x before anything changes
-        kernels = {f: self.members[ks[0]].checked(vectors[f], label)[0] for f, ks in self._by_form.items()}
-        return self._learn_members(kernels, label)  # each form checked once for its members
+        return self._learn_members(self._checked_kernels(vectors, label), label)
 
     def learn_unchecked(self, vector: SparseVector, y: int) -> UpdateInfo:
         """:meth:`learn` of a vector validated at the edge and a label in {-1, +1}: every input form
         is made (the standardisation learns ``vector``), nothing is checked again."""
         self._refuse_if_borrowed()
         return self._learn_members(self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn=True)), y)
+
+    def _checked_kernels(self, vectors: dict[str, Any], label: int) -> dict[str, SparseVector]:
+        """Each form's vector checked once for all its members (they read the same vector), in the
+        form their kernels read: the bits :meth:`_kernel_vectors` gives for a vector checked at the edge."""
+        return {f: self.members[ks[0]].checked(vectors[f], label)[0] for f, ks in self._by_form.items()}
+
+    def _vote(self, kernels: dict[str, SparseVector]) -> float:
+        """The Fixed-Share vote of every member's prediction on its form's kernel vector."""
+        pairs = zip(self.members, self.member_forms, strict=True)
+        row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
+        return float(hedge_vote(self._log_w, row))
 
     def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:
         """Each form's vector as its members' kernels read it, unchecked: the bits :meth:`learn`'s
