@@ -12,13 +12,19 @@ every combiner is replayed offline from their online scores:
 - ``window-W``: the same over the last ``W`` labels;
 - ``fixed-share``: exponential weights over each member's class-balanced loss (a mistake on class
   ``y`` costs ``1 - p_y``, ``p_y`` the Laplace share of ``y`` so far, for sum; ``c_y`` for cost),
-  rate ``eta``, share ``alpha`` (Herbster & Warmuth 1998); a weighted vote of the members;
-- ``adanormalhedge``: the parameter-free AdaNormalHedge (Luo & Schapire 2015) over the same losses;
+  rate ``eta``, share ``alpha`` toward a prior ``pi`` that is also the initial weights (Herbster &
+  Warmuth 1998): ``w_k <- (1 - alpha) w_k exp(-eta l_k) / Z + alpha pi_k``; a weighted vote of the
+  members' predictions (or of their margins clipped to [-1, 1]). The prior is uniform (``1/K``), or
+  balanced over the roster's groups (:meth:`Roster.prior`); a variant drops the linear family's
+  loss-I members;
+- ``adanormalhedge``: the parameter-free AdaNormalHedge (Luo & Schapire 2015) over the same losses,
+  its weights times the prior;
 - ``stack``: ACOG-II (intercept, the objective's rho) over the members' predictions ``p / sqrt(K)``;
 - ``threshold``: the leader over members *and* decision offsets ``theta`` on their scores.
 
 Every rule prints its mean sum % and cost per 1000 over the tuning data sets, the spread over orders
-(the mean over data sets of the sample std over orders) and the mean paired difference to ``leader``.
+(the mean over data sets of the sample std over orders) and the mean paired difference to today's
+vote (:data:`BASE`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +63,15 @@ def member_scores(X: Any, y: np.ndarray, d: int, metric: str, have: np.ndarray |
 
 
 @numba.njit(cache=False)
-def _hedge(P: np.ndarray, y: np.ndarray, cost: bool, eta: float, alpha: float, ada: bool) -> np.ndarray:
+def _hedge(
+    P: np.ndarray, V: np.ndarray, y: np.ndarray, cost: bool, eta: float, alpha: float, ada: bool,
+    prior: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """Fixed-Share (or AdaNormalHedge with ``ada``) over the members' predictions ``P`` (+-1), voting
+    with ``V`` (``P`` itself, or the members' clipped margins); ``prior``: the initial weights and the
+    share vector (sums to 1)."""
     n, k = P.shape
-    logw = np.zeros(k)
+    logw = np.log(prior)
     R = np.zeros(k)
     C = np.zeros(k)
     out = np.empty(n, dtype=np.int8)
@@ -69,15 +82,15 @@ def _hedge(P: np.ndarray, y: np.ndarray, cost: bool, eta: float, alpha: float, a
             for j in range(k):
                 a = max(R[j] + 1.0, 0.0) ** 2 / (3.0 * (C[j] + 1.0))
                 b = max(R[j] - 1.0, 0.0) ** 2 / (3.0 * (C[j] + 1.0))
-                w[j] = (math.exp(min(a, 700.0)) - math.exp(min(b, 700.0))) / 2.0
+                w[j] = prior[j] * (math.exp(min(a, 700.0)) - math.exp(min(b, 700.0))) / 2.0
             if w.sum() <= 0.0:
-                w[:] = 1.0
+                w[:] = prior
         else:
             w = np.exp(logw - logw.max())
         w = w / w.sum()
         vote = 0.0
         for j in range(k):
-            vote += w[j] * P[t, j]
+            vote += w[j] * V[t, j]
         out[t] = 1 if vote >= 0.0 else -1
         if cost:
             c = C_P if y[t] == 1 else 1.0 - C_P
@@ -93,7 +106,7 @@ def _hedge(P: np.ndarray, y: np.ndarray, cost: bool, eta: float, alpha: float, a
         else:
             logw -= eta * loss
             lw = np.exp(logw - logw.max())
-            lw = (1.0 - alpha) * lw / lw.sum() + alpha / k
+            lw = (1.0 - alpha) * lw / lw.sum() + alpha * prior
             logw = np.log(lw)
         if y[t] == 1:
             pos += 1
@@ -121,7 +134,27 @@ def _threshold(S: np.ndarray, y: np.ndarray, metric: str) -> np.ndarray:
     return select(P, y, metric, "leader")
 
 
-Rule = Callable[[np.ndarray, np.ndarray, str], np.ndarray]
+@dataclass(frozen=True)
+class Roster:
+    """Who the members are: each one's family (learner), input form and loss, in member order."""
+
+    algorithms: tuple[str, ...]
+    forms: tuple[str, ...]
+    losses: tuple[str | None, ...]
+
+    def prior(self, kind: str) -> np.ndarray:
+        """``"uniform"``: ``1/K``; ``"group"``: every (family, input form) group the same mass, split
+        evenly inside; ``"family"``: every family the same mass, split evenly inside."""
+        k = len(self.algorithms)
+        if kind == "uniform":
+            return np.full(k, 1.0 / k)
+        pairs = list(zip(self.algorithms, self.forms, strict=True))
+        keys = pairs if kind == "group" else list(self.algorithms)
+        sizes = {g: keys.count(g) for g in keys}
+        return np.array([1.0 / (len(sizes) * sizes[g]) for g in keys])
+
+
+Rule = Callable[[np.ndarray, np.ndarray, str, Roster], np.ndarray]
 
 
 def _signs(S: np.ndarray) -> np.ndarray:
@@ -129,22 +162,77 @@ def _signs(S: np.ndarray) -> np.ndarray:
 
 
 def _window(w: int) -> Rule:
-    return lambda S, y, m: select(_signs(S), y, m, "window", w)
+    return lambda S, y, m, r: select(_signs(S), y, m, "window", w)
 
 
-def _fixed_share(eta: float) -> Rule:
-    return lambda S, y, m: _hedge(_signs(S), y, m == "cost", eta, 1e-3, False)
+def _fixed_share(eta: float, alpha: float = 1e-3, prior: str = "uniform", margin: bool = False) -> Rule:
+    def rule(S: np.ndarray, y: np.ndarray, m: str, r: Roster) -> np.ndarray:
+        P = _signs(S)
+        V = np.clip(S, -1.0, 1.0) if margin else P.astype(np.float64)
+        return _hedge(P, V, y, m == "cost", eta, alpha, False, r.prior(prior))
+
+    return rule
 
 
+def _ada(prior: str) -> Rule:
+    def rule(S: np.ndarray, y: np.ndarray, m: str, r: Roster) -> np.ndarray:
+        P = _signs(S)
+        return _hedge(P, P.astype(np.float64), y, m == "cost", 0.0, 0.0, True, r.prior(prior))
+
+    return rule
+
+
+def _without_linear_loss_i(inner: Rule) -> Rule:
+    """``inner`` over the members without the linear family's loss-I half (fewer linear members)."""
+
+    def rule(S: np.ndarray, y: np.ndarray, m: str, r: Roster) -> np.ndarray:
+        keep = [j for j, (a, loss) in enumerate(zip(r.algorithms, r.losses, strict=True))
+                if not (a == r.algorithms[0] and loss == "I")]  # fmt: skip
+        sub = Roster(*(tuple(v[j] for j in keep) for v in (r.algorithms, r.forms, r.losses)))
+        return inner(np.ascontiguousarray(S[:, keep]), y, m, sub)
+
+    return rule
+
+
+BASE = "fixed-share eta=0.3 a=0.001 uniform"
+"""Today's vote (:mod:`service.learners.hedge`); the paired differences are against it."""
 RULES: dict[str, Rule] = {
-    "leader": lambda S, y, m: select(_signs(S), y, m, "leader"),
+    "leader": lambda S, y, m, r: select(_signs(S), y, m, "leader"),
     **{f"window-{w}": _window(w) for w in (250, 1000, 2000)},
-    **{f"fixed-share eta={e:g}": _fixed_share(e) for e in (0.3, 2.0)},
-    "adanormalhedge": lambda S, y, m: _hedge(_signs(S), y, m == "cost", 0.0, 0.0, True),
-    "stack acog-II": lambda S, y, m: _stack(_signs(S), y, m, False),
-    "stack eta/loss auto": lambda S, y, m: _stack(_signs(S), y, m, True),
-    "leader + threshold": _threshold,
+    **{
+        f"fixed-share eta={e:g} a={a:g} {prior}": _fixed_share(e, a, prior)
+        for prior in ("uniform", "group", "family")
+        for a in (1e-3, 1e-2)
+        for e in (0.1, 0.3, 1.0, 3.0)
+    },
+    **{
+        f"fixed-share eta=0.3 a=0.03 {prior}": _fixed_share(0.3, 0.03, prior)
+        for prior in ("uniform", "group")
+    },
+    **{f"fixed-share eta={e:g} a=0.001 group": _fixed_share(e, 1e-3, "group") for e in (0.03, 0.05)},
+    "fixed-share eta=0.1 a=0.0001 group": _fixed_share(0.1, 1e-4, "group"),
+    "fixed-share eta=0.1 a=0.003 group": _fixed_share(0.1, 3e-3, "group"),
+    "fixed-share eta=0.3 a=0.001 group, margin vote": _fixed_share(0.3, 1e-3, "group", True),
+    "fixed-share eta=1 a=0.001 group, margin vote": _fixed_share(1.0, 1e-3, "group", True),
+    "fixed-share eta=0.3 a=0.01 group, margin vote": _fixed_share(0.3, 1e-2, "group", True),
+    "fixed-share eta=0.3 a=0.001 uniform, no linear loss I": _without_linear_loss_i(_fixed_share(0.3)),
+    "fixed-share eta=1 a=0.001 group, no linear loss I": _without_linear_loss_i(
+        _fixed_share(1.0, 1e-3, "group")
+    ),
+    "adanormalhedge uniform": _ada("uniform"),
+    "adanormalhedge group": _ada("group"),
+    "stack acog-II": lambda S, y, m, r: _stack(_signs(S), y, m, False),
+    "stack eta/loss auto": lambda S, y, m, r: _stack(_signs(S), y, m, True),
+    "leader + threshold": lambda S, y, m, r: _threshold(S, y, m),
 }
+
+
+def roster(d: int) -> Roster:
+    """The default ensemble's members at dimension ``d`` (built, not run)."""
+    learner: Any = ModelConfig(n_features=d).build_learner()
+    return Roster(
+        tuple(learner.member_algorithms), tuple(learner.member_forms), tuple(c[0] for c in learner.configs)
+    )
 
 
 def measure(y: np.ndarray, pred: np.ndarray, metric: str) -> float:
@@ -168,8 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     CACHE.mkdir(exist_ok=True)
     names = args.datasets or list(TUNING)
     table: dict[str, dict[str, dict[str, list[float]]]] = {r: {} for r in RULES}
+    roster_of: dict[str, Roster] = {}
     for name in names:
         stream = load_stream(name, args)
+        members = roster_of[name] = roster(stream.d)
         for o, order in enumerate(stream.orders):
             X, y = stream.raw[order], stream.y[order]
             for metric in ("sum", "cost"):
@@ -179,37 +269,45 @@ def main(argv: list[str] | None = None) -> int:
                 if have is None or S.shape != have.shape:
                     np.save(path, S)
                 for rule, fn in RULES.items():
-                    pred = fn(S, y, metric)
+                    pred = fn(S, y, metric, members)
                     table[rule].setdefault(name, {"sum": [], "cost": []})[metric].append(
                         measure(y, pred, metric)
                     )
             print(f"{name} order {o} done", file=sys.stderr, flush=True)
-    base = table["leader"]
+    base = table[BASE]
+    mixed = [n for n in names if len(set(roster_of[n].algorithms)) > 1]
     lines = [
         f"Generated by `python -m bench.quality.combiners --permutations {args.permutations} "
         f"--small-permutations {args.small_permutations}` over the default ensemble's members (raw rows, the "
         "ensemble normalising for its members), replayed offline per combiner. Spread: the mean over data "
-        "sets of the sample std over orders; *- leader*: the mean paired difference to the leader rule, "
-        "and on how many data sets the rule is better.",
+        "sets of the sample std over orders; *- today*: the mean paired difference (same orders) to "
+        f"today's vote (`{BASE}`) ± the mean over data sets of its sample std over orders, and on how many "
+        "data sets the rule is better; *mixed*: the mean sum over the data sets whose default runs more "
+        f"than one family ({', '.join(mixed)}; the others run the linear family alone, where every prior "
+        "is uniform). `a`: the share alpha; `uniform`: prior 1/K; `group`: every (family, input form) the "
+        "same mass, split evenly inside; `family`: every family the same mass.",
         "",
-        "| combiner | mean sum % | spread | sum - leader | better "
-        "| mean cost/1000 | spread | cost - leader | better |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| combiner | mean sum % | spread | sum - today | better | mixed sum % "
+        "| mean cost/1000 | spread | cost - today | better |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for rule, per in table.items():
         cells = []
         for metric in ("sum", "cost"):
             means = [np.mean(per[n][metric]) for n in per]
             spreads = [spread(np.array(per[n][metric])) for n in per]
-            diffs = [np.mean(np.array(per[n][metric]) - np.array(base[n][metric])) for n in per]
+            paired = [np.array(per[n][metric]) - np.array(base[n][metric]) for n in per]
+            diffs = [float(np.mean(p)) for p in paired]
             sign = 1.0 if metric == "sum" else -1.0
             better = sum(sign * dd > 1e-9 for dd in diffs)
             cells += [
                 f"{np.mean(means):.2f}",
                 f"{np.mean(spreads):.2f}",
-                f"{np.mean(diffs):+.2f}",
+                f"{np.mean(diffs):+.2f} ± {np.mean([spread(p) for p in paired]):.2f}",
                 f"{better}/{len(diffs)}",
             ]
+            if metric == "sum":
+                cells.append(f"{np.mean([np.mean(per[n]['sum']) for n in mixed]):.2f}" if mixed else "—")
         lines.append(f"| {rule} | " + " | ".join(cells) + " |")
     print("\n".join(lines))
     if args.table is not None:

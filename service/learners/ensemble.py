@@ -42,7 +42,7 @@ import numpy as np
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter
-from .hedge import ALPHA, ETA, hedge_steps, hedge_vote
+from .hedge import ALPHA, ETA, group_prior, hedge_steps, hedge_vote
 from .inputs import SparseVector
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
@@ -168,7 +168,9 @@ class EtaGrid(LearnerInterface):
         self.window = window
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
         self._tally = Tally(len(self.members), window)
-        self._log_w = np.full(len(self.members), -math.log(len(self.members)))  # the hedge's weights
+        # the hedge's prior (every family over an input form the same mass) and its weights
+        self._prior = group_prior(list(zip(self.member_algorithms, self.member_forms, strict=True)))
+        self._log_w = np.log(self._prior)
         self._leader: int | None = None  # cache of leader(); None once the counts change
         self._borrows = 0
 
@@ -326,7 +328,9 @@ class EtaGrid(LearnerInterface):
         """The votes before each label; the weights learn them (the class counts from the tally)."""
         counts = self._tally.counts[0, :2].copy()
         cost = self.objective == "cost"
-        return np.asarray(hedge_steps(self._log_w, counts, predictions, labels, cost, self.c_p, ETA, ALPHA))
+        return np.asarray(
+            hedge_steps(self._log_w, counts, predictions, labels, cost, self.c_p, ETA, ALPHA, self._prior)
+        )
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation; bit-identical to :meth:`learn` row by row (state included).

@@ -177,7 +177,8 @@ def _exercise_hedge() -> None:
     """The ensemble's Fixed-Share vote: a prediction's vote and a stream of weight updates."""
     log_w, votes = np.zeros(2), np.ones((1, 2), dtype=np.int8)
     hedge_vote(log_w, votes[0])
-    hedge_steps(log_w, np.zeros(2, dtype=np.int64), votes, np.ones(1, dtype=np.int64), False, 0.5, 0.3, 0.001)
+    counts, labels, prior = np.zeros(2, dtype=np.int64), np.ones(1, dtype=np.int64), np.full(2, 0.5)
+    hedge_steps(log_w, counts, votes, labels, False, 0.5, 0.3, 0.001, prior)
 
 
 def _specialisations() -> dict[int, set[Any]]:
