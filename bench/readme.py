@@ -137,8 +137,9 @@ def defaults_block(benchmarks: Path) -> str:
         f"{_members_at(5)} members, d = 50 runs {_members_at(50)}, d = 123 runs {_members_at(123)}. "
         f"They make one prediction by a Fixed-Share vote (`selection: {config.selection}`): each "
         "member's weight decays with its class-balanced (`sum`) or cost-weighted (`cost`) mistakes and "
-        "a small share flows back to every member, so the vote moves to the member that is best now "
-        "(linear members early, the forest later).",
+        "a small share flows back toward a prior that gives every family over an input form the same "
+        "mass (so ten linear members do not outvote one forest from the first label), and the vote moves "
+        "to the members that are best now (linear members early, the forest later).",
         "",
         "`python -m bench.quality` measures them against river (its linear models, and AMF, ARF, a "
         "Hoeffding adaptive tree and kNN on standardised features with cost-optimal thresholds), Vowpal "

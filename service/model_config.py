@@ -150,7 +150,8 @@ class ModelConfig(BaseModel):
     selection: Literal["hedge", "leader", "window"] = Field(
         "hedge",
         description='eta="auto": how the members make one prediction. hedge: a Fixed-Share vote weighted by '
-        "each member's class-balanced (sum) or cost-weighted (cost) mistakes; leader: the member with "
+        "each member's class-balanced (sum) or cost-weighted (cost) mistakes, from a prior with equal "
+        "mass per family and input form; leader: the member with "
         "the best objective so far; window: the same over the last selection_window labels",
     )
     selection_window: int = Field(1000, ge=1, le=100_000)

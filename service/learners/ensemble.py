@@ -24,7 +24,9 @@ quadratic family, 9 KB at ``d = 32``) and the standardisation's two vectors;
 **Combining** the members: ``selection="hedge"`` (:mod:`service.learners.hedge`) predicts by a
 Fixed-Share vote of every member, weighted by its class-balanced (``sum``) or cost-weighted
 (``cost``) mistakes, so that the vote moves to a member that becomes better later (a forest after
-its first hundreds of labels); ``selection="leader"`` (:mod:`service.learners.selection`) predicts
+its first hundreds of labels); its prior gives every family over an input form the same mass
+(:func:`service.learners.hedge.group_prior`), so ten linear members do not outvote one forest
+before any label; ``selection="leader"`` (:mod:`service.learners.selection`) predicts
 with the member with the best running objective over all labels so far, ``"window"`` over the last
 ``window`` labels. ``python -m bench.quality.combiners`` compared them (and AdaNormalHedge, stacking,
 an online threshold) on the tuning set; ``docs/benchmarks.md`` has the figures.
