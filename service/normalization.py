@@ -43,31 +43,33 @@ def unit_l2(values: np.ndarray) -> np.ndarray:
     return unit_l2_rows(np.array([0, values.shape[0]], dtype=np.int64), values)
 
 
-GATHERED, NOT_FINITE, UNREGISTERED = 0, 1, 2
-"""The status of :func:`gathered_row`."""
+NOT_FINITE, UNREGISTERED = -1, -2
+"""What :func:`gathered_row` returns for a row it cannot read."""
 
 
 @kernel
 def gathered_row(
     values: np.ndarray, index: np.ndarray, rank: np.ndarray, unit: bool, keep_zeros: bool, tail: int,
-    tail_value: float,
-) -> tuple[int, np.ndarray, np.ndarray]:  # fmt: skip
+    tail_value: float, out_idx: np.ndarray, out_val: np.ndarray,
+) -> int:  # fmt: skip
     """A named row as a learner's canonical vector, in one pass: ``values[k]`` is the value of the
     name registered at ``index[k]`` (the names in any order) and ``rank[index[k]]`` that name's
     place in the sorted order of the registered names.
 
-    ``(status, indices, values)``: the status is :data:`NOT_FINITE` when a value is NaN or inf,
-    :data:`UNREGISTERED` when an index is ``-1`` (a name without one), and nothing else is returned
-    then. With ``unit`` the values are scaled as :func:`unit_l2` scales them in the sorted order of
-    their names: the largest magnitude first, then the squares summed in that order, so the same
-    bits. The entries come out in increasing index order, exact zeros dropped unless
-    ``keep_zeros``, then the entry ``(tail, tail_value)`` (an intercept) unless ``tail < 0``."""
+    Writes the vector's entries to the front of ``out_idx``/``out_val`` (room for every value and
+    the tail) and returns how many, or :data:`NOT_FINITE` when a value is NaN or inf and
+    :data:`UNREGISTERED` when an index is ``-1`` (a name without one). With ``unit`` the values are
+    scaled as :func:`unit_l2` scales them in the sorted order of their names: the largest magnitude
+    first, then the squares summed in that order, so the same bits. The entries come out in
+    increasing index order, exact zeros dropped unless ``keep_zeros``, then the entry
+    ``(tail, tail_value)`` (an intercept) unless ``tail < 0``. (The caller allocates the output:
+    numba returning new arrays to Python costs more than the whole pass.)"""
     n = values.shape[0]
     for k in range(n):
         if not np.isfinite(values[k]):
-            return NOT_FINITE, np.empty(0, np.int64), np.empty(0, np.float64)
+            return NOT_FINITE
         if index[k] < 0:
-            return UNREGISTERED, np.empty(0, np.int64), np.empty(0, np.float64)
+            return UNREGISTERED
     top = 0.0
     norm = 1.0
     if unit:
@@ -82,15 +84,6 @@ def gathered_row(
             norm = np.sqrt(acc)
     scale = unit and top != 0.0
     by_index = np.argsort(index)
-    kept = 0
-    for k in range(n):
-        v = values[by_index[k]]
-        if scale:
-            v = (v / top) / norm
-        kept += keep_zeros or v != 0.0
-    m = 1 if tail >= 0 else 0
-    out_idx = np.empty(kept + m, np.int64)
-    out_val = np.empty(kept + m, np.float64)
     j = 0
     for k in range(n):
         v = values[by_index[k]]
@@ -100,7 +93,8 @@ def gathered_row(
             out_idx[j] = index[by_index[k]]
             out_val[j] = v
             j += 1
-    if m:
+    if tail >= 0:
         out_idx[j] = tail
         out_val[j] = tail_value
-    return GATHERED, out_idx, out_val
+        j += 1
+    return j

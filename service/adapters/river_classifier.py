@@ -48,7 +48,7 @@ from ..learners import OnlineLearner
 from ..learners.base import Learner
 from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
-from ..normalization import GATHERED, gathered_row
+from ..normalization import gathered_row
 
 
 def plus_minus_one(y: Any) -> int:
@@ -133,6 +133,8 @@ class ACOGClassifier(base.Classifier):
                 value = float(learner.params["intercept_value"])
                 self._tail = learner.n_features, value
             self._score_fast, self._learn_fast = learner.score_checked, learner.learn_checked
+            if type(learner).learn_checked is Learner.learn_checked:  # the round, without its record
+                self._learn_fast = learner.learn_kernel
 
     @property
     def registry(self) -> list[str]:
@@ -181,11 +183,20 @@ class ACOGClassifier(base.Classifier):
             values = np.fromiter(x.values(), np.float64, n)
         except (TypeError, ValueError):
             return None
-        status, idx, val = gathered_row(
-            values, index, self._ranks.current(), space.unit_rows, space.keep_zeros, *self._tail
+        out_idx, out_val = np.empty(n + 1, np.int64), np.empty(n + 1, np.float64)
+        count = gathered_row(
+            values,
+            index,
+            self._ranks.current(),
+            space.unit_rows,
+            space.keep_zeros,
+            *self._tail,
+            out_idx,
+            out_val,
         )
-        if status != GATHERED:
+        if count < 0:
             return None
+        idx, val = out_idx[:count], out_val[:count]
         if not space.keep_zeros:  # equal dicts give equal vectors (not so for -0.0 and 0.0 kept)
             self._last = dict(x), (idx, val)
         return idx, val
