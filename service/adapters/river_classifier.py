@@ -184,15 +184,10 @@ class ACOGClassifier(base.Classifier):
         except (TypeError, ValueError):
             return None
         out_idx, out_val = np.empty(n + 1, np.int64), np.empty(n + 1, np.float64)
+        tail, tail_value = self._tail
+        rank = self._ranks.current()
         count = gathered_row(
-            values,
-            index,
-            self._ranks.current(),
-            space.unit_rows,
-            space.keep_zeros,
-            *self._tail,
-            out_idx,
-            out_val,
+            values, index, rank, space.unit_rows, space.keep_zeros, tail, tail_value, out_idx, out_val
         )
         if count < 0:
             return None
