@@ -205,7 +205,7 @@ async def stream(websocket: WebSocket) -> None:
 def _dispatch(engine: Engine, settings: Settings, limit: _RateLimit, text: str) -> tuple[Any, Any, Pending]:
     """Start handling one message now; its reply is awaited in order by the sender."""
     message: Any = None
-    if len(text.encode()) > settings.ws_max_message_bytes:
+    if len(text) * 4 > settings.ws_max_message_bytes and len(text.encode()) > settings.ws_max_message_bytes:
         reply = _error(413, "message", f"is larger than {settings.ws_max_message_bytes} bytes", "too_large")
     elif not limit.allow():
         rate = settings.ws_max_messages_per_second
@@ -275,8 +275,17 @@ async def _send_in_order(
                 reply = await pending
         except Exception as exc:  # never leave a message unanswered
             reply = _error(500, "server", f"internal error: {type(exc).__name__}", "internal")
-        head = f'{{"id": {json.dumps(message_id)}, "type": {json.dumps(kind)}'
         if isinstance(reply, str):  # the REST reply, serialised once
+            head = f'{{"id": {_json(message_id)}, "type": {_json(kind)}'
             await websocket.send_text(f'{head}, "ok": true, "status": 200, "result": {reply}}}')
         else:
             await websocket.send_text(json.dumps({"id": message_id, "type": kind, **reply}))
+
+
+def _json(value: Any) -> str:
+    """``json.dumps(value)``; an integer id and the two message types without the encoder."""
+    if type(value) is int:
+        return str(value)
+    if value in ("predict", "feedback"):
+        return f'"{value}"'
+    return json.dumps(value)
