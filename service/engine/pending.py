@@ -2,18 +2,19 @@
 
 A prediction is answered only once its pending record is stored (a label that arrives right
 after the answer, on any replica, must find it). Instead of one store round trip per request,
-each model keeps **one** ``put_pending`` call (one script run in Redis) in flight at a time:
+each model keeps at most :data:`MAX_CALLS` ``put_pending`` calls (each one script run in Redis)
+in flight:
 
-- a request that stores predictions while no call is in flight joins the batch of the current
+- a request that stores predictions while fewer are in flight joins the batch of the current
   turn of the event loop, which goes to the store at the end of that turn (``loop.call_soon``):
   alone, a request pays one round trip, as before;
-- requests that arrive while a call is in flight queue up, and the queue goes to the store as
-  the next call as soon as that call returns (at most :data:`MAX_GROUP` predictions a call).
+- requests that arrive while that many calls are in flight queue up, and the queue goes to the
+  store as one call as soon as one of them returns (at most :data:`MAX_GROUP` predictions a call).
 
 Each request resumes with the outcome of the call that holds its predictions: it is answered
 only after that call has returned. Under load the store cost per prediction (the client's
 command packing, the socket writes and reads, the script run in Redis) falls with the number of
-predictions that arrive during one round trip, and a request waits at most for the call in
+predictions that arrive during one round trip, and a request waits at most for the calls in
 flight before its own. :meth:`PendingWriter.submit` hands back the request's future without a
 coroutine, so a caller that scores many messages (the WebSocket) needs no task per message.
 
@@ -32,6 +33,12 @@ from model_store import PendingLimitExceeded, PendingPrediction, PendingStore
 
 from .cancellation import reraise_cancellation
 
+MAX_CALLS = 2
+"""Store calls of one model in flight at a time; what arrives while they are all in flight goes
+as one call when the first returns. Two, not one: while Redis runs a call, the next is already on
+its way (Redis runs them one after the other anyway), and one slow call does not hold every
+request behind it."""
+
 MAX_GROUP = 5000
 """At most this many predictions go into one store call (a request's own batch is never split)."""
 
@@ -43,8 +50,8 @@ class _Batch:
 
 
 class PendingWriter:
-    """Stores a model's pending predictions, one store call in flight at a time; ``put`` (or the
-    future of ``submit``) returns once stored."""
+    """Stores a model's pending predictions, at most :data:`MAX_CALLS` store calls in flight; ``put``
+    (or the future of ``submit``) returns once stored."""
 
     def __init__(
         self, store: PendingStore, model: str, generation: int, ttl: float, limit: int | None
@@ -56,13 +63,13 @@ class PendingWriter:
         self.limit = limit
         self._queued: list[_Batch] = []
         self._scheduled = False
-        self._call: asyncio.Task[None] | None = None
+        self._calls: set[asyncio.Task[None]] = set()
         self._stopped: Exception | None = None
 
     @property
     def calls(self) -> list[asyncio.Task[None]]:
-        """The store call in flight (none or one)."""
-        return [] if self._call is None else [self._call]
+        """The store calls in flight."""
+        return list(self._calls)
 
     def submit(self, items: Sequence[PendingPrediction]) -> asyncio.Future[None]:
         """Queue ``items``; the future is done once they are stored, or fails with what the store
@@ -72,7 +79,7 @@ class PendingWriter:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         self._queued.append(_Batch(items, future))
-        if self._call is None and not self._scheduled:
+        if len(self._calls) < MAX_CALLS and not self._scheduled:
             self._scheduled = True
             loop.call_soon(self._flush)
         return future
@@ -86,16 +93,16 @@ class PendingWriter:
         self._stopped = error
         queued, self._queued = self._queued, []
         _fail(queued, error)
-        call = self._call
-        if call is not None:
+        calls = list(self._calls)
+        for call in calls:
             call.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.gather(call, return_exceptions=True), 2.0)
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 2.0)
 
     def _flush(self) -> None:
         """Send what is queued as the next store call, unless one is in flight (its end sends it)."""
         self._scheduled = False
-        if self._call is not None or not self._queued or self._stopped is not None:
+        if len(self._calls) >= MAX_CALLS or not self._queued or self._stopped is not None:
             return
         size, count = 0, 0
         for batch in self._queued:
@@ -105,11 +112,11 @@ class PendingWriter:
             count += 1
         batches, self._queued = self._queued[:count], self._queued[count:]
         call = asyncio.get_running_loop().create_task(self._store_call(batches), name=f"pending:{self.model}")
-        self._call = call
+        self._calls.add(call)
         call.add_done_callback(self._called)
 
-    def _called(self, _: asyncio.Task[None]) -> None:
-        self._call = None
+    def _called(self, call: asyncio.Task[None]) -> None:
+        self._calls.discard(call)
         self._flush()  # what queued up during the call goes now
 
     async def _store_call(self, batches: list[_Batch]) -> None:

@@ -18,7 +18,7 @@ from model_store import (
     RedisModelStore,
     StoreUnavailable,
 )
-from service.engine.pending import PendingWriter
+from service.engine.pending import MAX_CALLS, PendingWriter
 
 from ..store.factories import get_pending, pending
 
@@ -79,22 +79,22 @@ async def test_the_requests_of_one_tick_share_one_store_call_and_resume_once_sto
     assert await store.count_pending("m", 1, time.time()) == 21
 
 
-async def test_requests_arriving_during_a_call_go_together_as_the_next_call(store: CountingStore) -> None:
+async def test_requests_arriving_while_the_calls_are_in_flight_go_together_as_the_next_call(
+    store: CountingStore,
+) -> None:
     store.gate = asyncio.Event()
     writer = PendingWriter(store, "m", 1, ttl=60, limit=None)
-    first = asyncio.ensure_future(writer.put([pending("m", 1, 0)]))
-    while not store.calls:  # the first call is in flight, held at the gate
+    puts = []
+    for seed in range(MAX_CALLS + 5):  # one request a tick
+        puts.append(asyncio.ensure_future(writer.put([pending("m", 1, seed)])))
         await asyncio.sleep(0)
-    later = []
-    for seed in range(1, 6):  # one request a tick, each while the first call is in flight
-        later.append(asyncio.ensure_future(writer.put([pending("m", 1, seed)])))
         await asyncio.sleep(0)
-    assert store.calls == [1]
-    assert not first.done() and not any(p.done() for p in later)
+    assert store.calls == [1] * MAX_CALLS  # each held at the gate; the other 5 wait for them
+    assert not any(p.done() for p in puts)
     store.gate.set()
-    await asyncio.gather(first, *later)
-    assert store.calls == [1, 5]
-    assert await store.count_pending("m", 1, time.time()) == 6
+    await asyncio.gather(*puts)
+    assert store.calls == [1] * MAX_CALLS + [5]
+    assert await store.count_pending("m", 1, time.time()) == MAX_CALLS + 5
 
 
 async def test_a_tick_over_the_limit_refuses_only_the_requests_that_do_not_fit(store: CountingStore) -> None:
