@@ -27,7 +27,7 @@ not seen yet contributes nothing to the score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,13 @@ class FeatureError(ValueError):
         self.problem = problem
 
 
+class _Index(dict[str, int]):
+    """Name -> index; ``index[name]`` is ``-1`` for a name not registered (``get`` is unchanged)."""
+
+    def __missing__(self, name: str) -> int:
+        return -1
+
+
 @dataclass
 class FeatureRegistry:
     """Names -> indices for a named schema; persisted with the model's checkpoints."""
@@ -58,13 +65,18 @@ class FeatureRegistry:
     capacity: int
     closed: bool
     names: list[str] = field(default_factory=list)
-    _index: dict[str, int] = field(default_factory=dict, repr=False)
+    _index: _Index = field(default_factory=_Index, repr=False)
 
     def __post_init__(self) -> None:
-        self._index = {name: i for i, name in enumerate(self.names)}
+        self._index = _Index((name, i) for i, name in enumerate(self.names))
 
     def index_of(self, name: str) -> int | None:
         return self._index.get(name)
+
+    def indices(self, names: Iterable[Any], count: int) -> np.ndarray:
+        """The indices of ``count`` names as int64, ``-1`` for a name not registered (registers
+        nothing)."""
+        return np.fromiter(map(self._index.__getitem__, names), np.int64, count)
 
     def register(self, names: Sequence[str]) -> np.ndarray:
         """Indices of ``names``, registering new ones while there is room (-1: no room)."""

@@ -41,3 +41,60 @@ def unit_l2(values: np.ndarray) -> np.ndarray:
     """One vector's values scaled to unit L2 norm (a new array)."""
     values = np.ascontiguousarray(values, dtype=np.float64)
     return unit_l2_rows(np.array([0, values.shape[0]], dtype=np.int64), values)
+
+
+NOT_FINITE, UNREGISTERED = -1, -2
+"""What :func:`gathered_row` returns for a row it cannot read."""
+
+
+@kernel
+def gathered_row(
+    values: np.ndarray, index: np.ndarray, rank: np.ndarray, unit: bool, keep_zeros: bool, tail: int,
+    tail_value: float, out_idx: np.ndarray, out_val: np.ndarray,
+) -> int:  # fmt: skip
+    """A named row as a learner's canonical vector, in one pass: ``values[k]`` is the value of the
+    name registered at ``index[k]`` (the names in any order) and ``rank[index[k]]`` that name's
+    place in the sorted order of the registered names.
+
+    Writes the vector's entries to the front of ``out_idx``/``out_val`` (room for every value and
+    the tail) and returns how many, or :data:`NOT_FINITE` when a value is NaN or inf and
+    :data:`UNREGISTERED` when an index is ``-1`` (a name without one). With ``unit`` the values are
+    scaled as :func:`unit_l2` scales them in the sorted order of their names: the largest magnitude
+    first, then the squares summed in that order, so the same bits. The entries come out in
+    increasing index order, exact zeros dropped unless ``keep_zeros``, then the entry
+    ``(tail, tail_value)`` (an intercept) unless ``tail < 0``. (The caller allocates the output:
+    numba returning new arrays to Python costs more than the whole pass.)"""
+    n = values.shape[0]
+    for k in range(n):
+        if not np.isfinite(values[k]):
+            return NOT_FINITE
+        if index[k] < 0:
+            return UNREGISTERED
+    top = 0.0
+    norm = 1.0
+    if unit:
+        for k in range(n):
+            top = max(top, abs(values[k]))
+        if top != 0.0:
+            by_name = np.argsort(rank[index])
+            acc = 0.0
+            for k in range(n):
+                s = values[by_name[k]] / top
+                acc += s * s
+            norm = np.sqrt(acc)
+    scale = unit and top != 0.0
+    by_index = np.argsort(index)
+    j = 0
+    for k in range(n):
+        v = values[by_index[k]]
+        if scale:
+            v = (v / top) / norm
+        if keep_zeros or v != 0.0:
+            out_idx[j] = index[by_index[k]]
+            out_val[j] = v
+            j += 1
+    if tail >= 0:
+        out_idx[j] = tail
+        out_val[j] = tail_value
+        j += 1
+    return j

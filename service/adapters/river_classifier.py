@@ -22,6 +22,14 @@ the negative; ``predict_one`` answers ``True`` for ``sign(mu . x) = +1`` (with
 probability, so ``predict_proba_one`` is not offered (river's metrics that need one, such
 as ``ROCAUC``, cannot be used).
 
+**Per call.** A row whose names are all registered takes a short path with the same result: the
+names are looked up one by one (no sorting in Python), and one compiled call
+(:func:`service.normalization.gathered_row`) checks the values, L2-normalises them in the sorted
+order of the names (from each name's rank among the registered names, kept up to date as names
+register) and writes the learner's input, intercept included; a single learner then runs its
+kernel entry points (``score_checked``/``learn_checked``) directly. A row with a name not
+registered yet, or one that is refused, takes the service's parser, whose errors name the field.
+
 Every other parameter is a field of the service's model configuration
 (:class:`service.model_config.ModelConfig`: ``algorithm``, ``objective``, ``alpha_p``,
 ``c_p``, ``rho``, ``eta``, ``loss``, ...), with the service's defaults.
@@ -29,16 +37,18 @@ Every other parameter is a field of the service's model configuration
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
+import numpy as np
 from river import base
 
-from model_store import Example
-
-from ..features import FeatureSpace
+from ..features import FeatureRegistry, FeatureSpace
 from ..learners import OnlineLearner
+from ..learners.base import Learner
 from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
+from ..normalization import gathered_row
 
 
 def plus_minus_one(y: Any) -> int:
@@ -48,6 +58,31 @@ def plus_minus_one(y: Any) -> int:
     if y is False or (not isinstance(y, bool) and y in (0, -1)):
         return -1
     raise ValueError(f"y: a binary label must be True/False, 1/0 or +1/-1, got {y!r}")
+
+
+class NameRanks:
+    """``rank[i]``: the place of the registry's name ``i`` in the sorted order of its names, kept
+    up to date as names register (each new name is inserted: O(names) once per name)."""
+
+    def __init__(self, registry: FeatureRegistry) -> None:
+        self.registry = registry
+        self._names: list[str] = []
+        self._sorted: list[str] = []
+        self._rank = np.empty(0, np.int64)
+
+    def current(self) -> np.ndarray:
+        names = self.registry.names
+        if names is not self._names or len(names) < len(self._sorted):  # a registry loaded anew
+            self._names, self._sorted, self._rank = names, [], np.empty(0, np.int64)
+        if len(names) > len(self._sorted):
+            rank = self._rank
+            for name in names[len(self._sorted) :]:
+                r = bisect.bisect_left(self._sorted, name)
+                self._sorted.insert(r, name)
+                rank[rank >= r] += 1
+                rank = np.append(rank, r)
+            self._rank = rank
+        return self._rank
 
 
 class ACOGClassifier(base.Classifier):
@@ -75,7 +110,31 @@ class ACOGClassifier(base.Classifier):
         )
         self.space = FeatureSpace(self.config)
         self.learner: OnlineLearner = self.config.build_learner()
-        self._last: tuple[dict[Any, Any], Example, SparseVector] | None = None
+        assert self.space.registry is not None
+        self._ranks = NameRanks(self.space.registry)
+        self._last: tuple[dict[Any, Any], SparseVector] | None = None
+        """The last dict the short path read and its vector: progressive validation predicts,
+        then learns, the same ``x``, read once (a registered name keeps its index, so the vector
+        of an equal dict stays the same)."""
+        learner = self.learner
+        direct = (
+            isinstance(learner, Learner)
+            and type(learner).kernel_vector is Learner.kernel_vector
+            and type(learner).score_unchecked is Learner.score_unchecked
+            and type(learner).learn_unchecked is Learner.learn_unchecked
+        )
+        # a single learner's kernel input is the canonical vector with the intercept appended
+        # (Learner.kernel_vector): the short path appends it and calls the kernels' entry points
+        self._tail: tuple[int, float] = (-1, 0.0)
+        self._score_fast, self._learn_fast = learner.score_unchecked, learner.learn_unchecked
+        if direct:
+            assert isinstance(learner, Learner)
+            if learner.params["fit_intercept"]:
+                value = float(learner.params["intercept_value"])
+                self._tail = learner.n_features, value
+            self._score_fast, self._learn_fast = learner.score_checked, learner.learn_checked
+            if type(learner).learn_checked is Learner.learn_checked:  # the round, without its record
+                self._learn_fast = learner.learn_kernel
 
     @property
     def registry(self) -> list[str]:
@@ -86,29 +145,56 @@ class ACOGClassifier(base.Classifier):
     def learn_one(self, x: dict[base.typing.FeatureName, Any], y: base.typing.ClfTarget) -> None:
         """One online round: register ``x``'s new names, then learn ``(x, y)``."""
         label = plus_minus_one(y)
-        example, _ = self._parse(x)
-        self._last = None  # new names may be registered: a later score reads x afresh
+        vector = self._gathered(x)
+        if vector is not None:
+            self._learn_fast(vector, label)
+            return
+        example, _ = self.space.parse(dict(x), "x")
         self.learner.learn_unchecked(self.space.vector(example), label)
 
     def score_one(self, x: dict[base.typing.FeatureName, Any]) -> float:
         """The margin ``mu . x`` (names not learned yet weigh nothing)."""
-        return self.learner.score_unchecked(self._parse(x)[1])
-
-    def _parse(self, x: dict[base.typing.FeatureName, Any]) -> tuple[Example, SparseVector]:
-        """``x`` parsed (validated once, by the service's parser), or the parse of the previous call
-        when ``x`` is equal to that call's example: progressive validation scores, then learns,
-        the same ``x``, which is read once."""
-        last = self._last
-        if last is not None and last[0] == x:
-            return last[1], last[2]
-        copy = dict(x)
-        example, vector = self.space.parse(copy, "x")
-        self._last = (copy, example, vector)
-        return example, vector
+        vector = self._gathered(x)
+        if vector is not None:
+            return float(self._score_fast(vector))
+        return self.learner.score_unchecked(self.space.parse(dict(x), "x")[1])
 
     def predict_one(self, x: dict[base.typing.FeatureName, Any], **kwargs: Any) -> bool:
         """``True`` (the positive class, an anomaly) when ``mu . x >= 0``."""
+        vector = self._gathered(x)
+        if vector is not None:
+            return bool(self._score_fast(vector) >= 0.0)
         return self.score_one(x) >= 0.0
+
+    def _gathered(self, x: Any) -> SparseVector | None:
+        """The short path (see the module docstring): the learner's input for a ``dict`` whose
+        names are all registered and whose values are finite numbers, else ``None`` (the
+        service's parser then reads ``x``, registers its names or names the problem)."""
+        last = self._last
+        if last is not None and last[0] == x:
+            return last[1]
+        n = len(x) if type(x) is dict else 0
+        if not n:
+            return None
+        space = self.space
+        assert space.registry is not None
+        index = space.registry.indices(x, n)
+        try:
+            values = np.fromiter(x.values(), np.float64, n)
+        except (TypeError, ValueError):
+            return None
+        out_idx, out_val = np.empty(n + 1, np.int64), np.empty(n + 1, np.float64)
+        tail, tail_value = self._tail
+        rank = self._ranks.current()
+        count = gathered_row(
+            values, index, rank, space.unit_rows, space.keep_zeros, tail, tail_value, out_idx, out_val
+        )
+        if count < 0:
+            return None
+        idx, val = out_idx[:count], out_val[:count]
+        if not space.keep_zeros:  # equal dicts give equal vectors (not so for -0.0 and 0.0 kept)
+            self._last = dict(x), (idx, val)
+        return idx, val
 
     @classmethod
     def _unit_test_params(cls) -> Any:

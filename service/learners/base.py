@@ -205,6 +205,9 @@ class Learner(LearnerInterface):
             raise TypeError(
                 f"{type(self).__name__}.kernel_params() must return a {self.params_type.__name__}"
             )
+        self._entries = driver.entries(self.state_type)
+        self._flat_params = tuple(self._kernel_params)
+        self._flat_rho = tuple(self._rho_cfg)
         self._arrays = self._fresh_state()
         self._st = self.state_type(**self._arrays)
         self._borrows = 0
@@ -218,6 +221,17 @@ class Learner(LearnerInterface):
     def params(self) -> dict[str, Any]:
         """The checked hyper-parameters, defaults filled in."""
         return self._params
+
+    @property
+    def _st(self) -> Any:
+        """The state record over the arrays of ``self._arrays``; setting it also sets the plain
+        tuple of the same arrays the single-call kernels take (:class:`driver.Entries`)."""
+        return self._record
+
+    @_st.setter
+    def _st(self, record: Any) -> None:
+        self._record = record
+        self._flat = tuple(record)
 
     # --- what subclasses provide ---------------------------------------------------------
 
@@ -248,7 +262,7 @@ class Learner(LearnerInterface):
 
     def score_checked(self, vector: SparseVector) -> float:
         """``mu . x`` of a vector in the kernels' form (what :meth:`checked` returns)."""
-        return float(driver.score_one(self._st, vector[0], vector[1]))
+        return float(self._entries.score_one(self._flat, vector[0], vector[1]))
 
     def score_unchecked(self, vector: SparseVector) -> float:
         """:meth:`score` of a vector validated at the edge, not validated again: see
@@ -290,10 +304,21 @@ class Learner(LearnerInterface):
         this learner or one with the same ``n_features`` and intercept); nothing is checked
         again."""
         self._refuse_if_borrowed()
-        s, loss, updated, rho = driver.learn_one(
-            self._st, self._kernel_params, self._rho_cfg, vector[0], vector[1], y
+        s, loss, updated, rho = self._entries.learn_one(
+            self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y
         )
         return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
+
+    def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
+        """:meth:`learn_checked`'s round without building its :class:`UpdateInfo`: the kernel's
+        ``(score, loss, updated, rho)`` as numpy scalars, for a caller that reads none of them (the
+        river adapter's ``learn_one``). Only what :meth:`learn_checked` of this class does: a
+        subclass that overrides ``learn_checked`` is called through it."""
+        self._refuse_if_borrowed()
+        result: tuple[Any, Any, Any, Any] = self._entries.learn_one(
+            self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y
+        )
+        return result
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation over the rows of ``X`` (predict row i, then learn it)."""

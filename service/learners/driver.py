@@ -72,7 +72,27 @@ class Kernels(NamedTuple):
     update: Callable[..., Any]
 
 
+class Entries(NamedTuple):
+    """The compiled entry points of one state type, called from Python with *plain* tuples.
+
+    Numba types a named tuple argument in Python on every call (each field again: about 0.5 us
+    an array on a loaded machine, 8 us for a 15-array state) where a plain tuple of arrays or
+    scalars is typed from its fingerprint in C. So the learners pass ``tuple(state)``,
+    ``tuple(params)`` and ``tuple(rho_cfg)``, and these kernels rebuild the records inside the
+    compiled code (free) before running :func:`score_one` or :func:`learn_one`'s body: the same
+    machine code on the same arrays, the same bits. (A stream, :func:`learn_stream`, pays the
+    typing once per call and keeps the records.)"""
+
+    score_one: Callable[..., Any]
+    learn_one: Callable[..., Any]
+    learn_dense: Callable[..., Any]
+    """``(arrays, p, rho_cfg, x, keep_zeros, tail, tail_value, y) -> (ok, score, loss, updated,
+    rho)``: :func:`dense_vector` of a dense row, then :func:`learn_one`'s round (``ok`` false, and
+    nothing changed, when ``x`` is not finite). Compiled only for a learner that calls it."""
+
+
 _KERNELS: dict[type, Kernels] = {}
+_ENTRIES: dict[type, Entries] = {}
 
 
 def register(
@@ -85,6 +105,13 @@ def register(
         raise ValueError(
             f"{state_type.__name__} already has other kernels: give each algorithm its own state type"
         )
+    if state_type not in _ENTRIES:
+        _ENTRIES[state_type] = _flat_entries(state_type, params_type)
+
+
+def entries(state_type: type) -> Entries:
+    """The plain-tuple entry points of a registered state type (see :class:`Entries`)."""
+    return _ENTRIES[state_type]
 
 
 def registered(state_type: type) -> Kernels | None:
@@ -180,3 +207,57 @@ def learn_stream(st: Any, p: Any, rho_cfg: RhoConfig, indptr: np.ndarray,
         s, _, upd, _ = step(st, p, rho_cfg, indices[a:b], data[a:b], ys[i])
         scores[i] = s
         updated[i] = upd
+
+
+def _flat_entries(state_type: type, params_type: type) -> Entries:
+    """:class:`Entries` for one state type: numba specialises (and caches) each closure for the
+    records it closes over."""
+
+    @kernel
+    def flat_score_one(arrays: Any, idx: np.ndarray, val: np.ndarray) -> float:
+        return score(state_type(*arrays), idx, val)
+
+    @kernel
+    def flat_learn_one(arrays: Any, p: Any, rho_cfg: Any, idx: np.ndarray, val: np.ndarray,
+                       y: int) -> tuple[float, float, bool, float]:  # fmt: skip
+        return step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+
+    @kernel
+    def flat_learn_dense(arrays: Any, p: Any, rho_cfg: Any, x: np.ndarray, keep_zeros: bool, tail: int,
+                         tail_value: float, y: int) -> tuple[bool, float, float, bool, float]:  # fmt: skip
+        ok, idx, val = dense_vector(x, keep_zeros, tail, tail_value)
+        if not ok:
+            return False, 0.0, 0.0, False, 0.0
+        s, loss, updated, rho = step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+        return True, s, loss, updated, rho
+
+    return Entries(flat_score_one, flat_learn_one, flat_learn_dense)
+
+
+@kernel
+def dense_vector(
+    x: np.ndarray, keep_zeros: bool, tail: int, tail_value: float
+) -> tuple[bool, np.ndarray, np.ndarray]:
+    """A dense row as the kernels read it, as :func:`~service.learners.inputs.canonical` and
+    :func:`~service.learners.inputs.with_intercept` make it: the non-zero entries (every entry with
+    ``keep_zeros``), then ``(tail, tail_value)`` unless ``tail < 0``; ``False`` when an entry is
+    NaN or inf."""
+    n = x.shape[0]
+    kept = 0
+    for k in range(n):
+        if not np.isfinite(x[k]):
+            return False, np.empty(0, np.int64), np.empty(0, np.float64)
+        kept += keep_zeros or x[k] != 0.0
+    m = 1 if tail >= 0 else 0
+    idx = np.empty(kept + m, np.int64)
+    val = np.empty(kept + m, np.float64)
+    j = 0
+    for k in range(n):
+        if keep_zeros or x[k] != 0.0:
+            idx[j] = k
+            val[j] = x[k]
+            j += 1
+    if m:
+        idx[j] = tail
+        val[j] = tail_value
+    return True, idx, val

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from river import datasets, evaluate, metrics
 from river.checks import yield_checks
 
@@ -103,3 +105,65 @@ def test_rivers_own_estimator_checks() -> None:
 
 def test_the_docstring_example_prints_what_it_shows() -> None:
     assert doctest.testmod(river_classifier, raise_on_error=True).attempted >= 1
+
+
+NAMES = [f"f{k}" for k in range(12)] + ["a", "B", "z9", "é"]
+VALUES = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.sampled_from([0.0, -0.0, 1.0, -1.0, 5e-324, 1e300]),
+    st.integers(-5, 5),
+)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"algorithm": "acog", "loss": "II", "eta": 1.0}, {}, {"algorithm": "pa1", "normalize": "none"}],
+    ids=["acog-II (l2, intercept)", "defaults (ensemble)", "pa1 (raw)"],
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.dictionaries(st.sampled_from(NAMES), VALUES, min_size=1, max_size=10), min_size=1, max_size=6
+    ),
+    probe=st.dictionaries(st.sampled_from(NAMES), VALUES, min_size=1, max_size=12),
+)
+def test_the_short_path_reads_a_row_as_the_parser_does(
+    params: dict[str, Any], rows: list[dict[str, Any]], probe: dict[str, Any]
+) -> None:
+    """A row whose names are all registered, in any order, becomes the learner's input through one
+    compiled call; it is the parser's vector bit for bit (values L2-normalised in the sorted order
+    of the names, entries in index order, zeros dropped, the intercept appended)."""
+    model = ACOGClassifier(max_features=len(NAMES), **params)
+    for row in rows:
+        model.learn_one(row, True)
+    for x in (probe, dict(reversed(list(probe.items()))), *rows):
+        fast = model._gathered(x)
+        model._last = None
+        registered = all(model.space.registry.index_of(n) is not None for n in x)
+        assert (fast is not None) == registered
+        if fast is None:
+            continue
+        slow = model.space.parse(dict(x), "x")[1]
+        if model._score_fast != model.learner.score_unchecked:  # a single learner: its kernel form
+            slow = model.learner.kernel_vector(slow)
+        assert fast[0].dtype == np.int64 and np.array_equal(fast[0], slow[0])
+        assert fast[1].tobytes() == slow[1].tobytes()
+        assert model.score_one(x) == model.learner.score_unchecked(model.space.parse(dict(x), "x")[1])
+
+
+def test_a_refused_row_is_refused_by_the_parser_and_changes_nothing() -> None:
+    model = ACOGClassifier(max_features=4, algorithm="acog", loss="II", eta=1.0)
+    model.learn_one({"a": 1.0, "b": 2.0}, True)
+    before = model.learner.to_state()
+    for bad in ({"a": float("nan"), "b": 1.0}, {"a": "x"}, {"a": None}, {"a": float("inf")}):
+        with pytest.raises(ValueError, match="x"):
+            model.learn_one(bad, True)
+    assert all(
+        np.array_equal(before[k], v) for k, v in model.learner.to_state().items() if isinstance(v, np.ndarray)
+    )
+    assert model.registry == ["a", "b"]
+    # the parse of an equal dict is reused; a changed one is read again
+    x = {"b": 2.0, "a": 1.0}
+    first = model.score_one(x)
+    x["a"] = -3.0
+    assert model.score_one(x) != first

@@ -163,6 +163,33 @@ class AMF(Learner):
     def __init__(self, n_features: int, **params: Any) -> None:
         super().__init__(n_features, **params)
         self._fit = self._labels_that_fit()
+        self._row_shape = (self.n_features,)
+        self._tail = (
+            (self.n_features, float(self.params["intercept_value"]))
+            if self.params["fit_intercept"]
+            else (-1, 0.0)
+        )
+
+    def learn(self, x: Any, y: Any) -> UpdateInfo:
+        """:meth:`Learner.learn`; a dense float64 row (C-contiguous, ``n_features`` long) is checked,
+        made the kernels' vector and learned in one compiled call (:attr:`driver.Entries.learn_dense`,
+        the same round and bits as the general path, which reports bad input)."""
+        if (
+            type(x) is np.ndarray
+            and x.dtype == np.float64
+            and x.shape == self._row_shape
+            and x.flags.c_contiguous
+            and not isinstance(y, bool | np.bool_)
+            and y in (-1, 1)
+        ):
+            self._refuse_if_borrowed()
+            self._reserve(1)
+            ok, s, loss, updated, rho = self._entries.learn_dense(
+                self._flat, self._flat_params, self._flat_rho, x, False, *self._tail, int(y)
+            )
+            if ok:
+                return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
+        return super().learn(x, y)
 
     def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
         self._refuse_if_borrowed()
