@@ -9,6 +9,7 @@ from an *unknown* one.
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from dataclasses import dataclass
@@ -75,8 +76,11 @@ def make_prediction_id(model: str, generation: int, predicted_at: float, token: 
 
     ``token`` defaults to 16 fresh random hex chars; pass one only to rebuild a known id.
     """
-    validate_model_name(model)
-    validate_generation(generation)
+    prefix = _id_prefix(model, generation) if type(model) is str and type(generation) is int else None
+    if prefix is None:  # not a str and an int: refused by the checks
+        validate_model_name(model)
+        validate_generation(generation)
+        prefix = f"{model}:{generation}:"
     if token is None:
         token = secrets.token_hex(8)
     elif len(token) != 16 or token.strip("0123456789abcdef"):
@@ -84,7 +88,29 @@ def make_prediction_id(model: str, generation: int, predicted_at: float, token: 
     ms = int(predicted_at * 1000)
     if ms < 0:
         raise ValueError(f"prediction time must be after the unix epoch, got {predicted_at!r}")
-    return f"{model}:{generation}:{ms:x}-{token}"
+    return f"{prefix}{ms:x}-{token}"
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _id_prefix(model: str, generation: int) -> str:
+    """``"{model}:{generation}:"``, checked once per model generation (not once per prediction)."""
+    validate_model_name(model)
+    validate_generation(generation)
+    return f"{model}:{generation}:"
+
+
+_ID_TAIL = re.compile(r"(?P<ms>[0-9a-f]{1,16})-(?P<token>[0-9a-f]{16})")
+
+
+def token_and_ms(prediction_id: str, model: str, generation: int) -> tuple[str, int]:
+    """The token and milliseconds of a prediction id of ``model`` generation ``generation``, or
+    ``ValueError`` when it is not one (the same ids :func:`parse_prediction_id` accepts, read
+    from the end once the prefix is known)."""
+    prefix = _id_prefix(model, generation)
+    match = _ID_TAIL.fullmatch(prediction_id, len(prefix)) if prediction_id.startswith(prefix) else None
+    if match is None:
+        raise ValueError(f"prediction id {prediction_id} is not of {model} generation {generation}")
+    return match["token"], int(match["ms"], 16)
 
 
 def parse_prediction_id(prediction_id: str) -> PredictionId:

@@ -17,6 +17,7 @@ from .ids import (
     PredictionId,
     make_prediction_id,
     parse_prediction_id,
+    token_and_ms,
 )
 from .keys import GenerationKeys
 from .protocol import (
@@ -76,13 +77,9 @@ class RedisLabelLog:
         script_keys = [keys.pending_index]
         args: list[bytes | str | int] = [-1 if max_pending is None else max(max_pending, 0)]
         for item in items:
-            pid = parse_prediction_id(item.prediction_id)
-            if (pid.model, pid.generation) != (model, generation):
-                raise ValueError(
-                    f"prediction id {item.prediction_id} is not of {model} generation {generation}"
-                )
-            script_keys.append(keys.pending(pid.token))
-            args += [pid.token, pid.ms + ttl_ms, *pending_fields(item, encode_example(item.example))]
+            token, ms = token_and_ms(item.prediction_id, model, generation)
+            script_keys.append(keys.pending(token))
+            args += [token, ms + ttl_ms, *pending_fields(item, encode_example(item.example))]
         with translate_redis_errors("put_pending"):
             stored, count = await self._put_pending(keys=script_keys, args=args)
         if not stored:

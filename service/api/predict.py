@@ -6,12 +6,13 @@ the OpenAPI document describes, and answers the same way when reached through Fa
 
 from __future__ import annotations
 
+import contextlib
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import TypeAdapter
 
-from ..engine import Engine
+from ..engine import Engine, Scored
 from .auth import require_key
 from .hot import HotRoute, encode, engine_of
 from .responses import KEY, refusals
@@ -41,8 +42,22 @@ def model_of(body: PredictRequest) -> str:
 
 async def answer_predict(engine: Engine, body: PredictRequest) -> PredictionOut | PredictBatchOut:
     """The reply to a predict request (REST and the WebSocket)."""
+    scored = start_predict(engine, body)
+    with contextlib.suppress(Exception):  # the outcome is read by finish_predict
+        await scored.stored
+    return finish_predict(engine, body, scored)
+
+
+def start_predict(engine: Engine, body: PredictRequest) -> Scored:
+    """Score a predict request now (its refusals raise here); the reply is :func:`finish_predict`'s
+    once ``stored`` is done."""
     payloads = [body.features] if body.features is not None else list(body.instances or [])
-    predictions, stored = await engine.predict(body.model, [features_payload(p) for p in payloads])
+    return engine.start_predict(body.model, [features_payload(p) for p in payloads])
+
+
+def finish_predict(engine: Engine, body: PredictRequest, scored: Scored) -> PredictionOut | PredictBatchOut:
+    """The reply to a predict request scored by :func:`start_predict`, once its predictions are stored."""
+    predictions, stored = engine.finish_predict(scored)
     zero_one = bool(predictions) and engine.label_format(predictions[0].model) == "zero_one"
     negative: Literal[-1, 0] = 0 if zero_one else -1
     out = [

@@ -26,6 +26,7 @@ import json
 import math
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -33,18 +34,30 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from model_store import StoreError
 
-from ..engine import Engine, EngineError, store_failure
+from ..engine import Engine, EngineError, Scored, store_failure
 from ..settings import Settings
 from .auth import Keys
 from .errors import json_safe, status_of
 from .feedback import answer_feedback
 from .hot import engine_of
-from .predict import answer_predict
+from .predict import answer_predict, finish_predict, start_predict
 from .schemas import FeedbackRequest, PredictRequest
 
 router = APIRouter(tags=["stream"])
 Reply = dict[str, Any] | str
 """A refusal (``ok: false``, its status and detail), or an answer: the REST reply's JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Predicted:
+    """A predict message scored on arrival, whose reply waits for its pending records to be stored."""
+
+    message: PredictRequest
+    scored: Scored
+
+
+Pending = Reply | _Predicted | Awaitable[Reply]
+"""What the sender answers a message with: a reply at hand, a scored prediction, or a task."""
 
 
 class _PredictMessage(PredictRequest):
@@ -108,13 +121,30 @@ async def handle(engine: Engine, message: Any) -> Reply:
     return result.model_dump_json()
 
 
-async def _answer(engine: Engine, message: _PredictMessage | _FeedbackMessage) -> Reply:
-    """The reply to a message decoded by :data:`MESSAGE`."""
+async def _answer(engine: Engine, message: _FeedbackMessage) -> Reply:
+    """The reply to a feedback message decoded by :data:`MESSAGE`."""
     try:
-        if isinstance(message, _PredictMessage):
-            result: BaseModel = await answer_predict(engine, message)
-        else:
-            result = await answer_feedback(engine, message)
+        result = await answer_feedback(engine, message)
+    except EngineError as exc:
+        return _engine_error(exc)
+    except StoreError as exc:
+        return _engine_error(store_failure(exc))
+    return result.model_dump_json()
+
+
+def _start(engine: Engine, message: _PredictMessage) -> Reply | _Predicted:
+    """A predict message decoded by :data:`MESSAGE`, scored now (no task: the sender answers it
+    once its pending records are stored), or its refusal."""
+    try:
+        return _Predicted(message, start_predict(engine, message))
+    except EngineError as exc:
+        return _engine_error(exc)
+
+
+def _finish(engine: Engine, predicted: _Predicted) -> Reply:
+    """The reply to a scored predict message whose pending records are stored (or failed)."""
+    try:
+        result = finish_predict(engine, predicted.message, predicted.scored)
     except EngineError as exc:
         return _engine_error(exc)
     except StoreError as exc:
@@ -154,8 +184,8 @@ async def stream(websocket: WebSocket) -> None:
     if not allowed:  # closed before accept, uvicorn would refuse the handshake with a bare 403
         await websocket.close(code=1008, reason="missing or unknown API key (Authorization: Bearer <key>)")
         return
-    replies: asyncio.Queue[tuple[Any, Any, Awaitable[Reply]] | None] = asyncio.Queue(settings.ws_queue_size)
-    sender = asyncio.create_task(_send_in_order(websocket, replies))
+    replies: asyncio.Queue[tuple[Any, Any, Pending] | None] = asyncio.Queue(settings.ws_queue_size)
+    sender = asyncio.create_task(_send_in_order(engine, websocket, replies))
     limit = _RateLimit(settings.ws_max_messages_per_second)
     try:
         while True:
@@ -172,12 +202,10 @@ async def stream(websocket: WebSocket) -> None:
             await sender
 
 
-def _dispatch(
-    engine: Engine, settings: Settings, limit: _RateLimit, text: str
-) -> tuple[Any, Any, Awaitable[Reply]]:
+def _dispatch(engine: Engine, settings: Settings, limit: _RateLimit, text: str) -> tuple[Any, Any, Pending]:
     """Start handling one message now; its reply is awaited in order by the sender."""
     message: Any = None
-    if len(text.encode()) > settings.ws_max_message_bytes:
+    if len(text) * 4 > settings.ws_max_message_bytes and len(text.encode()) > settings.ws_max_message_bytes:
         reply = _error(413, "message", f"is larger than {settings.ws_max_message_bytes} bytes", "too_large")
     elif not limit.allow():
         rate = settings.ws_max_messages_per_second
@@ -192,6 +220,8 @@ def _dispatch(
         except ValidationError:
             pass
         else:
+            if isinstance(decoded, _PredictMessage):
+                return json_safe(decoded.id), decoded.type, _start(engine, decoded)
             return json_safe(decoded.id), decoded.type, asyncio.ensure_future(_answer(engine, decoded))
         try:
             message = json.loads(text)
@@ -201,7 +231,7 @@ def _dispatch(
             reply = _error(422, "message", "is nested too deeply to be read as JSON", "json_invalid")
         else:
             return (*_ids(message), asyncio.ensure_future(handle(engine, message)))
-    return (*_ids(message), _ready(reply))
+    return (*_ids(message), reply)
 
 
 def _parsed(text: str) -> Any:
@@ -220,10 +250,6 @@ def _ids(message: Any) -> tuple[Any, Any]:
     return None, None
 
 
-async def _ready(reply: Reply) -> Reply:
-    return reply
-
-
 async def _receive_text(websocket: WebSocket) -> str:
     message = await websocket.receive()
     if message["type"] == "websocket.disconnect":
@@ -234,16 +260,32 @@ async def _receive_text(websocket: WebSocket) -> str:
 
 
 async def _send_in_order(
-    websocket: WebSocket, replies: asyncio.Queue[tuple[Any, Any, Awaitable[Reply]] | None]
+    engine: Engine, websocket: WebSocket, replies: asyncio.Queue[tuple[Any, Any, Pending] | None]
 ) -> None:
     while (item := await replies.get()) is not None:
         message_id, kind, pending = item
         try:
-            reply = await pending
+            if isinstance(pending, _Predicted):
+                with contextlib.suppress(Exception):  # its outcome is read by _finish
+                    await pending.scored.stored
+                reply = _finish(engine, pending)
+            elif isinstance(pending, dict | str):
+                reply = pending
+            else:
+                reply = await pending
         except Exception as exc:  # never leave a message unanswered
             reply = _error(500, "server", f"internal error: {type(exc).__name__}", "internal")
         if isinstance(reply, str):  # the REST reply, serialised once
-            head = json.dumps({"id": message_id, "type": kind, "ok": True, "status": 200})
-            await websocket.send_text(f'{head[:-1]}, "result": {reply}}}')
+            head = f'{{"id": {_json(message_id)}, "type": {_json(kind)}'
+            await websocket.send_text(f'{head}, "ok": true, "status": 200, "result": {reply}}}')
         else:
             await websocket.send_text(json.dumps({"id": message_id, "type": kind, **reply}))
+
+
+def _json(value: Any) -> str:
+    """``json.dumps(value)``; an integer id and the two message types without the encoder."""
+    if type(value) is int:
+        return str(value)
+    if value in ("predict", "feedback"):
+        return f'"{value}"'
+    return json.dumps(value)

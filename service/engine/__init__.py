@@ -19,7 +19,7 @@ from .errors import (
 )
 from .labels import FeedbackResult, LabelItem
 from .observer import Observer
-from .predictor import Prediction
+from .predictor import Prediction, Scored
 from .runtime import Applied, ModelRuntime
 from .view import MeasuresView, ModelView
 
@@ -41,6 +41,7 @@ __all__ = [
     "Observer",
     "Prediction",
     "PutOutcome",
+    "Scored",
     "StoreFailure",
     "StoreLost",
     "TooLarge",

@@ -34,7 +34,7 @@ from .instances import InstanceReader
 from .labels import FeedbackResult, LabelItem, LabelRouter
 from .lifecycle import Lifecycle, replica_id
 from .observer import Observer
-from .predictor import Prediction, Predictor
+from .predictor import Prediction, Predictor, Scored
 from .registry import Registry, replica_settings
 from .replica import ModelReplica
 from .rollback import Rollbacks
@@ -154,6 +154,14 @@ class Engine:
 
     async def predict(self, model: str | None, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
         return await self.predictor.predict(model, instances)
+
+    def start_predict(self, model: str | None, instances: Sequence[Any]) -> Scored:
+        """:meth:`predict` in two steps: score now (refusals raise here) ..."""
+        return self.predictor.start(model, instances)
+
+    def finish_predict(self, scored: Scored) -> tuple[list[Prediction], bool]:
+        """... and answer once ``scored.stored`` is done."""
+        return self.predictor.finish(scored)
 
     async def feedback(self, items: Sequence[LabelItem]) -> list[FeedbackResult]:
         return await self.labels.feedback(items)

@@ -122,21 +122,30 @@ class LogFollower:
     # --- applying the log -----------------------------------------------------------------
 
     async def _until_applied(self, seq: int) -> Applied | None:
-        """The application of entry ``seq`` on this replica, once the follower got there."""
+        """The application of entry ``seq`` on this replica, once the follower got there (one
+        future and one timer per waiting label: no task, no shield)."""
         runtime = self.runtime
         if seq <= runtime.version:
             return runtime.recent.get(seq)
         self.check_serving()
-        future: asyncio.Future[Applied | None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Applied | None] = loop.create_future()
         self._waiters.setdefault(seq, []).append(future)
+        timer = loop.call_later(self.settings.apply_timeout_seconds, self._not_applied, future, seq)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), self.settings.apply_timeout_seconds)
-        except TimeoutError:
-            raise StoreUnavailable(
-                f"label entry {seq} of {self.name} was appended but not applied here within "
-                f"{self.settings.apply_timeout_seconds:g} s; a retry answers its outcome",
-                retry_after=1,
-            ) from None
+            return await future
+        finally:
+            timer.cancel()
+
+    def _not_applied(self, future: asyncio.Future[Applied | None], seq: int) -> None:
+        if not future.done():
+            future.set_exception(
+                StoreUnavailable(
+                    f"label entry {seq} of {self.name} was appended but not applied here within "
+                    f"{self.settings.apply_timeout_seconds:g} s; a retry answers its outcome",
+                    retry_after=1,
+                )
+            )
 
     def _apply(self, entries: Sequence[LogEntry]) -> None:
         """Apply entries in order; raises :class:`LogGap` at a gap (the entries before it stay applied)."""

@@ -109,9 +109,13 @@ class LabelRouter:
             groups.setdefault(routed.name, []).append((i, item.pid, label))
         for model in groups:
             self.registry.serving(model)
-        answers = await asyncio.gather(
-            *(self._label_group(m, [(pid, y) for _, pid, y in members]) for m, members in groups.items())
-        )
+        if len(groups) == 1:  # one model (the usual case): no task per request
+            [(only, members)] = groups.items()
+            answers = [await self._label_group(only, [(pid, y) for _, pid, y in members])]
+        else:
+            answers = await asyncio.gather(
+                *(self._label_group(m, [(pid, y) for _, pid, y in members]) for m, members in groups.items())
+            )
         for (model, members), answer in zip(groups.items(), answers, strict=True):
             for (i, _, _), outcome in zip(members, answer, strict=True):
                 prefix = f"items[{i}]." if batch else ""

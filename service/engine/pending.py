@@ -1,14 +1,22 @@
-"""Group commit for pending predictions: the requests of one event-loop tick share one store call.
+"""Group commit for pending predictions: concurrent requests share one store call.
 
 A prediction is answered only once its pending record is stored (a label that arrives right
 after the answer, on any replica, must find it). Instead of one store round trip per request,
-every request that stores predictions during one turn of the event loop joins that turn's
-batch; at the end of the turn (``loop.call_soon``) the batch goes to the store as **one**
-``put_pending`` call (one script run in Redis), and each request resumes with the outcome of
-that call: it is answered only after the call that holds its predictions has returned. Under
-load, the store cost per prediction falls with the number of requests that arrive together;
-alone, a request pays one round trip, as before, and waits for no other batch: the calls of
-successive turns run concurrently (each is atomic in the store).
+each model keeps at most :data:`MAX_CALLS` ``put_pending`` calls (each one script run in Redis)
+in flight:
+
+- a request that stores predictions while fewer are in flight joins the batch of the current
+  turn of the event loop, which goes to the store at the end of that turn (``loop.call_soon``):
+  alone, a request pays one round trip, as before;
+- requests that arrive while that many calls are in flight queue up, and the queue goes to the
+  store as one call as soon as one of them returns (at most :data:`MAX_GROUP` predictions a call).
+
+Each request resumes with the outcome of the call that holds its predictions: it is answered
+only after that call has returned. Under load the store cost per prediction (the client's
+command packing, the socket writes and reads, the script run in Redis) falls with the number of
+predictions that arrive during one round trip, and a request waits at most for the calls in
+flight before its own. :meth:`PendingWriter.submit` hands back the request's future without a
+coroutine, so a caller that scores many messages (the WebSocket) needs no task per message.
 
 If a combined batch would pass the per-model pending limit, its requests are retried one by
 one, so a request is refused only for its own predictions.
@@ -25,8 +33,14 @@ from model_store import PendingLimitExceeded, PendingPrediction, PendingStore
 
 from .cancellation import reraise_cancellation
 
+MAX_CALLS = 2
+"""Store calls of one model in flight at a time; what arrives while they are all in flight goes
+as one call when the first returns. Two, not one: while Redis runs a call, the next is already on
+its way (Redis runs them one after the other anyway), and one slow call does not hold every
+request behind it."""
+
 MAX_GROUP = 5000
-"""A tick's batch goes to the store at once when it reaches this many predictions."""
+"""At most this many predictions go into one store call (a request's own batch is never split)."""
 
 
 @dataclass(slots=True)
@@ -36,7 +50,8 @@ class _Batch:
 
 
 class PendingWriter:
-    """Stores a model's pending predictions a tick's worth at a time; ``put`` returns once stored."""
+    """Stores a model's pending predictions, at most :data:`MAX_CALLS` store calls in flight; ``put``
+    (or the future of ``submit``) returns once stored."""
 
     def __init__(
         self, store: PendingStore, model: str, generation: int, ttl: float, limit: int | None
@@ -46,32 +61,38 @@ class PendingWriter:
         self.generation = generation
         self.ttl = ttl
         self.limit = limit
-        self._tick: list[_Batch] | None = None
-        self._size = 0
+        self._queued: list[_Batch] = []
+        self._scheduled = False
         self._calls: set[asyncio.Task[None]] = set()
         self._stopped: Exception | None = None
 
-    async def put(self, items: Sequence[PendingPrediction]) -> None:
-        """Store ``items``; raises what the store raised (``StoreUnavailable``, ``PendingLimitExceeded``)."""
+    @property
+    def calls(self) -> list[asyncio.Task[None]]:
+        """The store calls in flight."""
+        return list(self._calls)
+
+    def submit(self, items: Sequence[PendingPrediction]) -> asyncio.Future[None]:
+        """Queue ``items``; the future is done once they are stored, or fails with what the store
+        raised (``StoreUnavailable``, ``PendingLimitExceeded``)."""
         if self._stopped is not None:
             raise self._stopped
         loop = asyncio.get_running_loop()
-        batch = _Batch(items, loop.create_future())
-        if self._tick is None:
-            self._tick, self._size = [], 0
+        future: asyncio.Future[None] = loop.create_future()
+        self._queued.append(_Batch(items, future))
+        if len(self._calls) < MAX_CALLS and not self._scheduled:
+            self._scheduled = True
             loop.call_soon(self._flush)
-        self._tick.append(batch)
-        self._size += len(items)
-        if self._size >= MAX_GROUP:
-            self._flush()
-        await batch.future
+        return future
+
+    async def put(self, items: Sequence[PendingPrediction]) -> None:
+        """Store ``items``; raises what the store raised (``StoreUnavailable``, ``PendingLimitExceeded``)."""
+        await self.submit(items)
 
     async def stop(self, error: Exception) -> None:
         """Stop storing; requests not yet stored fail with ``error``."""
         self._stopped = error
-        if self._tick is not None:
-            _fail(self._tick, error)
-            self._tick = None
+        queued, self._queued = self._queued, []
+        _fail(queued, error)
         calls = list(self._calls)
         for call in calls:
             call.cancel()
@@ -79,14 +100,26 @@ class PendingWriter:
             await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 2.0)
 
     def _flush(self) -> None:
-        batches, self._tick = self._tick or [], None
-        if not batches:
+        """Send what is queued as the next store call, unless one is in flight (its end sends it)."""
+        self._scheduled = False
+        if len(self._calls) >= MAX_CALLS or not self._queued or self._stopped is not None:
             return
-        call = asyncio.get_running_loop().create_task(self._store_tick(batches), name=f"pending:{self.model}")
+        size, count = 0, 0
+        for batch in self._queued:
+            if count and size + len(batch.items) > MAX_GROUP:
+                break
+            size += len(batch.items)
+            count += 1
+        batches, self._queued = self._queued[:count], self._queued[count:]
+        call = asyncio.get_running_loop().create_task(self._store_call(batches), name=f"pending:{self.model}")
         self._calls.add(call)
-        call.add_done_callback(self._calls.discard)
+        call.add_done_callback(self._called)
 
-    async def _store_tick(self, batches: list[_Batch]) -> None:
+    def _called(self, call: asyncio.Task[None]) -> None:
+        self._calls.discard(call)
+        self._flush()  # what queued up during the call goes now
+
+    async def _store_call(self, batches: list[_Batch]) -> None:
         try:
             if len(batches) == 1:
                 await self._store(batches[0].items)

@@ -1,8 +1,14 @@
 """Predictions: a request's features become scores ``mu . x`` now, and pending predictions (vector,
-predicted label, time) kept in the store under new prediction ids for their label window."""
+predicted label, time) kept in the store under new prediction ids for their label window.
+
+In two steps, so that a caller handling many messages needs no task per message: :meth:`Predictor.start`
+scores and hands the pending records to the model's group commit (:mod:`.pending`), and
+:meth:`Predictor.finish` answers once they are stored."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 import time
 from collections.abc import Sequence
@@ -27,6 +33,16 @@ class Prediction:
     model_version: int
     ignored: tuple[str, ...] = ()
     """Feature names the model cannot take (its ``max_features`` slots are all taken)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A request's predictions, scored, while their pending records are being stored."""
+
+    model: str
+    predictions: list[Prediction]
+    stored: asyncio.Future[None]
+    """Done once the pending records are stored (or failed with the store's error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +72,15 @@ class Predictor:
 
     async def predict(self, model: str | None, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
         """Score every instance; returns the predictions and whether they were stored."""
+        scored = self.start(model, instances)
+        with contextlib.suppress(Exception):  # its outcome is read by finish
+            await scored.stored
+        return self.finish(scored)
+
+    def start(self, model: str | None, instances: Sequence[Any]) -> Scored:
+        """Score every instance now and hand their pending records to the model's pending writer
+        (:meth:`finish` answers once ``stored`` is done). Refusals (an unknown model, invalid
+        features) raise here, before anything is stored."""
         model = self.resolve_model(model)
         replica = self.registry.serving(model)
         runtime = replica.runtime
@@ -81,16 +106,23 @@ class Predictor:
             pending.append(PendingPrediction(pid, example, label, score, now))
             ignored = runtime.features.unregistrable(example.names or ())
             out.append(Prediction(pid, label, score, model, version, ignored))
-        stored = True
-        try:
-            await replica.put_pending(pending)
-        except PendingLimitExceeded as exc:
+        return Scored(model, out, replica.submit_pending(pending))
+
+    def finish(self, scored: Scored) -> tuple[list[Prediction], bool]:
+        """The predictions of ``scored`` once its pending records are stored (``scored.stored`` is
+        done), and whether they were: a store that is down answers from memory unless
+        ``predict_when_store_down`` is off; a full model refuses them (``max_pending_per_model``)."""
+        model, out = scored.model, scored.predictions
+        error = scored.stored.exception()
+        stored = error is None
+        if isinstance(error, PendingLimitExceeded):
             self.observer.predictions_refused(model, "pending_limit", len(out))
-            raise LimitExceeded("instances", f"{exc} (max_pending_per_model)") from None
-        except StoreError:  # unavailable, or a write Redis refused (a full disk): answer from memory
+            raise LimitExceeded("instances", f"{error} (max_pending_per_model)") from None
+        if isinstance(error, StoreError):  # unavailable, or a write Redis refused (a full disk)
             if not self.settings.predict_when_store_down:
-                raise
-            stored = False
+                raise error
+        elif error is not None:
+            raise error
         anomalies = sum(p.label == 1 for p in out)
         self.observer.predictions(model, anomalies, len(out) - anomalies)
         n_ignored = sum(len(p.ignored) for p in out)

@@ -127,6 +127,10 @@ class ModelReplica(LogFollower):
     async def put_pending(self, items: Sequence[PendingPrediction]) -> None:
         await self._pending.put(items)
 
+    def submit_pending(self, items: Sequence[PendingPrediction]) -> asyncio.Future[None]:
+        """Queue pending predictions for the group commit; the future is done once they are stored."""
+        return self._pending.submit(items)
+
     async def label(self, items: list[tuple[PredictionId, int]]) -> list[LabelAnswer]:
         """Append labels, then wait until this replica has applied the new ones."""
         outcomes = await self._appender.labels(items)

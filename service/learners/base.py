@@ -310,15 +310,11 @@ class Learner(LearnerInterface):
         return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
 
     def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
-        """:meth:`learn_checked`'s round without building its :class:`UpdateInfo`: the kernel's
-        ``(score, loss, updated, rho)`` as numpy scalars, for a caller that reads none of them (the
-        river adapter's ``learn_one``). Only what :meth:`learn_checked` of this class does: a
-        subclass that overrides ``learn_checked`` is called through it."""
+        """This class's :meth:`learn_checked` without its :class:`UpdateInfo`: the kernel's numpy
+        ``(score, loss, updated, rho)``, for a caller that reads none (the river adapter)."""
         self._refuse_if_borrowed()
-        result: tuple[Any, Any, Any, Any] = self._entries.learn_one(
-            self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y
-        )
-        return result
+        entry = self._entries.learn_one
+        return entry(self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y)
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation over the rows of ``X`` (predict row i, then learn it)."""

@@ -71,7 +71,7 @@ class Replicas:
             replica._stopping = True
         tasks = list(engine.lifecycle.tasks)
         for replica in engine.replicas.values():
-            tasks += [replica._follower, replica._upload, replica._appender._task, *replica._pending._calls]
+            tasks += [replica._follower, replica._upload, replica._appender._task, *replica._pending.calls]
         for task in tasks:
             await finish(task, 3.0)
         self.engines.remove(engine)

@@ -1,5 +1,6 @@
-"""The pending writer's group commit, against a real Redis: one store call per event-loop tick, and
-a request resumes only once the call that holds its predictions has stored them."""
+"""The pending writer's group commit, against a real Redis: the requests of one event-loop tick
+share one store call, those arriving while a call is in flight share the next one, and a request
+resumes only once the call that holds its predictions has stored them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from model_store import (
     RedisModelStore,
     StoreUnavailable,
 )
-from service.engine.pending import PendingWriter
+from service.engine.pending import MAX_CALLS, PendingWriter
 
 from ..store.factories import get_pending, pending
 
@@ -33,6 +34,8 @@ class CountingStore(RedisModelStore):
     """The real store, counting its ``put_pending`` calls."""
 
     calls: list[int]
+    gate: asyncio.Event | None = None
+    """When set, a call waits for it before it stores (a slow round trip)."""
 
     async def put_pending(
         self,
@@ -43,6 +46,8 @@ class CountingStore(RedisModelStore):
         max_pending: int | None = None,
     ) -> None:
         self.calls.append(len(items))
+        if self.gate is not None:
+            await self.gate.wait()
         await super().put_pending(model, generation, items, ttl_seconds, max_pending)
 
 
@@ -51,6 +56,7 @@ async def store(redis_client: redis.Redis, redis_url: str) -> AsyncIterator[Coun
     counting = CountingStore.from_url(redis_url)
     assert isinstance(counting, CountingStore)
     counting.calls = []
+    counting.gate = None
     yield counting
     await counting.close()
 
@@ -71,6 +77,24 @@ async def test_the_requests_of_one_tick_share_one_store_call_and_resume_once_sto
     await writer.put([pending("m", 1, 99)])  # alone: its own call
     assert store.calls == [20, 1]
     assert await store.count_pending("m", 1, time.time()) == 21
+
+
+async def test_requests_arriving_while_the_calls_are_in_flight_go_together_as_the_next_call(
+    store: CountingStore,
+) -> None:
+    store.gate = asyncio.Event()
+    writer = PendingWriter(store, "m", 1, ttl=60, limit=None)
+    puts = []
+    for seed in range(MAX_CALLS + 5):  # one request a tick
+        puts.append(asyncio.ensure_future(writer.put([pending("m", 1, seed)])))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+    assert store.calls == [1] * MAX_CALLS  # each held at the gate; the other 5 wait for them
+    assert not any(p.done() for p in puts)
+    store.gate.set()
+    await asyncio.gather(*puts)
+    assert store.calls == [1] * MAX_CALLS + [5]
+    assert await store.count_pending("m", 1, time.time()) == MAX_CALLS + 5
 
 
 async def test_a_tick_over_the_limit_refuses_only_the_requests_that_do_not_fit(store: CountingStore) -> None:
