@@ -169,8 +169,9 @@ def check_against_the_library(
     expected_measures = measures.summary()
     assert {k: learned["measures"][k] for k in COMPARED} == {k: expected_measures[k] for k in COMPARED}
     assert learned["rho"] == learner.rho
-    if config.eta == "auto":
-        assert learned["eta"]["selected"] == learner.eta  # type: ignore[attr-defined]
+    if config.eta == "auto":  # the heaviest member's rate; null when it has none (a forest, kNN)
+        facts = learner.describe()["eta"]  # type: ignore[attr-defined]
+        assert (learned["eta"]["selected"], learned["eta"]["leader"]) == (facts["selected"], facts["leader"])
 
     probe_scores = scores(client, model, german.probe)
     expected_scores = [learner.score(served(config, row)) for row in german.probe]
