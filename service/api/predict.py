@@ -6,7 +6,6 @@ the OpenAPI document describes, and answers the same way when reached through Fa
 
 from __future__ import annotations
 
-import contextlib
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -43,8 +42,7 @@ def model_of(body: PredictRequest) -> str:
 async def answer_predict(engine: Engine, body: PredictRequest) -> PredictionOut | PredictBatchOut:
     """The reply to a predict request (REST and the WebSocket)."""
     scored = start_predict(engine, body)
-    with contextlib.suppress(Exception):  # the outcome is read by finish_predict
-        await scored.stored
+    await scored.settled()
     return finish_predict(engine, body, scored)
 
 

@@ -87,9 +87,12 @@ def _error(status: int, field: str, message: str, kind: str) -> dict[str, Any]:
     }
 
 
-def _engine_error(error: EngineError) -> dict[str, Any]:
+def _engine_error(error: EngineError | StoreError) -> dict[str, Any]:
     """An engine refusal with the status, kind and retry advice REST answers it with
-    (:mod:`service.api.errors`); ``retry_after`` is the ``Retry-After`` header's value."""
+    (:mod:`service.api.errors`); ``retry_after`` is the ``Retry-After`` header's value. A store
+    failure's outcome is unknown: retrying the same message is safe."""
+    if isinstance(error, StoreError):
+        error = store_failure(error)
     reply = _error(status_of(error), error.field, error.problem, error.kind)
     if (seconds := error.retry_after_seconds) is not None:
         reply["retry_after"] = seconds
@@ -114,10 +117,8 @@ async def handle(engine: Engine, message: Any) -> Reply:
     except ValidationError as exc:
         detail = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         return {"ok": False, "status": 422, "detail": detail}
-    except EngineError as exc:
+    except (EngineError, StoreError) as exc:
         return _engine_error(exc)
-    except StoreError as exc:  # the outcome is unknown; retrying the same message is safe
-        return _engine_error(store_failure(exc))
     return result.model_dump_json()
 
 
@@ -125,10 +126,8 @@ async def _answer(engine: Engine, message: _FeedbackMessage) -> Reply:
     """The reply to a feedback message decoded by :data:`MESSAGE`."""
     try:
         result = await answer_feedback(engine, message)
-    except EngineError as exc:
+    except (EngineError, StoreError) as exc:
         return _engine_error(exc)
-    except StoreError as exc:
-        return _engine_error(store_failure(exc))
     return result.model_dump_json()
 
 
@@ -145,10 +144,8 @@ def _finish(engine: Engine, predicted: _Predicted) -> Reply:
     """The reply to a scored predict message whose pending records are stored (or failed)."""
     try:
         result = finish_predict(engine, predicted.message, predicted.scored)
-    except EngineError as exc:
+    except (EngineError, StoreError) as exc:
         return _engine_error(exc)
-    except StoreError as exc:
-        return _engine_error(store_failure(exc))
     return result.model_dump_json()
 
 
@@ -266,8 +263,7 @@ async def _send_in_order(
         message_id, kind, pending = item
         try:
             if isinstance(pending, _Predicted):
-                with contextlib.suppress(Exception):  # its outcome is read by _finish
-                    await pending.scored.stored
+                await pending.scored.settled()
                 reply = _finish(engine, pending)
             elif isinstance(pending, dict | str):
                 reply = pending

@@ -44,6 +44,12 @@ class Scored:
     stored: asyncio.Future[None]
     """Done once the pending records are stored (or failed with the store's error)."""
 
+    async def settled(self) -> None:
+        """Wait until ``stored`` is done; its outcome is not raised here but read by
+        :meth:`Predictor.finish`."""
+        with contextlib.suppress(Exception):
+            await self.stored
+
 
 @dataclass(frozen=True, slots=True)
 class Predictor:
@@ -73,8 +79,7 @@ class Predictor:
     async def predict(self, model: str | None, instances: Sequence[Any]) -> tuple[list[Prediction], bool]:
         """Score every instance; returns the predictions and whether they were stored."""
         scored = self.start(model, instances)
-        with contextlib.suppress(Exception):  # its outcome is read by finish
-            await scored.stored
+        await scored.settled()
         return self.finish(scored)
 
     def start(self, model: str | None, instances: Sequence[Any]) -> Scored:
