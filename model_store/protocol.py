@@ -458,8 +458,10 @@ class CheckpointStore(Protocol):
     def iter_checkpoints(self, model: str, generation: int) -> AsyncIterator[Checkpoint]:
         """Retained checkpoints, newest first, each blob fetched only when the iteration reaches it.
 
-        Never one whose write has not completed. A checkpoint the store finds damaged (e.g.
-        part of its blob missing) comes with an empty blob, which the state codec refuses.
+        Never one whose write has not completed. One that a concurrent commit replaced while it
+        was being read is skipped for the newer one that replaced it. A checkpoint the store finds
+        damaged (e.g. part of its blob missing) comes with an empty blob, which the state codec
+        refuses.
         """
         ...
 

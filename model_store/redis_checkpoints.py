@@ -156,38 +156,54 @@ class RedisCheckpoints:
     async def iter_checkpoints(self, model: str, generation: int) -> AsyncIterator[Checkpoint]:
         """Retained checkpoints, newest first, each blob fetched (chunk by chunk) only when reached.
 
-        A checkpoint whose chunks are missing or do not add up to its recorded length (e.g. it
-        was dropped by a concurrent commit while this read) comes with an empty blob, which
-        the state codec refuses, and a warning is logged.
+        A checkpoint that a concurrent commit dropped while this read it (its chunks are gone and
+        it has left the index) is skipped, and the iteration goes on over the index as it is now:
+        the commit that dropped it put a newer one first, which comes next. A checkpoint that is
+        still indexed but whose chunks are missing or do not add up to its recorded length comes
+        with an empty blob, which the state codec refuses, and a warning is logged.
         """
         keys = GenerationKeys(model, generation)
-        with translate_redis_errors("load_checkpoints"):
-            index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
-        for entry in index:
-            applied_id, token, chunks, size, seq, _ = checkpoint_manifest(entry)
-            parts: list[bytes] = []
-            for number in range(chunks):
-                with translate_redis_errors("load_checkpoints"):
-                    chunk = cast(
-                        bytes | None, await self._redis.hget(keys.checkpoint_chunks(token), str(number))
+        seen: set[bytes] = set()
+        while True:
+            with translate_redis_errors("load_checkpoints"):
+                index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
+            dropped = False
+            for entry in index:
+                if entry in seen:
+                    continue
+                applied_id, token, chunks, size, seq, _ = checkpoint_manifest(entry)
+                blob = await self._checkpoint_blob(keys.checkpoint_chunks(token), chunks)
+                if len(blob) != size:
+                    with translate_redis_errors("load_checkpoints"):
+                        indexed = await self._redis.lpos(keys.checkpoint_index, text_of(entry)) is not None
+                    if not indexed:
+                        dropped = True  # replaced meanwhile: read the index again
+                        break
+                    log.warning(
+                        "checkpoint of %s generation %d at %s is incomplete (%d of %d bytes in its "
+                        "chunks); it cannot be used",
+                        model,
+                        generation,
+                        applied_id,
+                        len(blob),
+                        size,
                     )
-                if chunk is None:
-                    break
-                parts.append(chunk)
-            blob = b"".join(parts)
-            del parts
-            if len(blob) != size:
-                log.warning(
-                    "checkpoint of %s generation %d at %s is incomplete (%d of %d bytes in its chunks); "
-                    "it cannot be used",
-                    model,
-                    generation,
-                    applied_id,
-                    len(blob),
-                    size,
-                )
-                blob = b""
-            yield Checkpoint(applied_id, seq, blob)
+                    blob = b""
+                seen.add(entry)
+                yield Checkpoint(applied_id, seq, blob)
+            if not dropped:
+                return
+
+    async def _checkpoint_blob(self, chunk_key: str, chunks: int) -> bytes:
+        """The concatenated chunks ``"0"`` .. ``chunks - 1`` of ``chunk_key``, up to the first missing one."""
+        parts: list[bytes] = []
+        for number in range(chunks):
+            with translate_redis_errors("load_checkpoints"):
+                chunk = cast(bytes | None, await self._redis.hget(chunk_key, str(number)))
+            if chunk is None:
+                break
+            parts.append(chunk)
+        return b"".join(parts)
 
     async def load_checkpoints(self, model: str, generation: int) -> list[Checkpoint]:
         return [checkpoint async for checkpoint in self.iter_checkpoints(model, generation)]

@@ -414,3 +414,30 @@ async def test_commits_survive_a_script_flush(small: RedisModelStore, redis_clie
     redis_client.script_flush()
     assert await checkpoint(small, b"w" * 40, entries[1])
     assert [c.blob for c in await small.load_checkpoints("m", 1)] == [b"w" * 40, b"v" * 40]
+
+
+async def test_a_checkpoint_replaced_while_it_is_read_gives_way_to_the_newer_one(
+    small: RedisModelStore, redis_client: redis.Redis, redis_url: str
+) -> None:
+    """A recovering replica reads the index (one checkpoint kept), then the writer commits a newer
+    one, which drops the chunks the reader is about to fetch: the reader gets the newer checkpoint,
+    not an empty blob (with one checkpoint kept and the log trimmed, it would have nothing else)."""
+    other = RedisModelStore.from_url(redis_url)
+    try:
+        entries = await start(small, 3)
+        assert await checkpoint(small, b"o" * 40, entries[0], keep=1)
+        fetch = small._redis.hget
+        replaced = False
+
+        async def hget_after_a_commit(key: str, field: str) -> Any:
+            nonlocal replaced
+            if not replaced:
+                replaced = True
+                assert await checkpoint(other, b"n" * 40, entries[1], keep=1)
+            return await fetch(key, field)
+
+        small._redis.hget = hget_after_a_commit  # type: ignore[method-assign]
+        assert await small.load_checkpoints("m", 1) == [stored(entries[1], b"n" * 40)]
+        assert replaced
+    finally:
+        await other.close()
