@@ -169,6 +169,8 @@ class EtaGrid(LearnerInterface):
         self.selection: Selection = selection
         self.window = window
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
+        # members whose learn_checked is the contract's own: their kernel is called directly
+        self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
         self._tally = Tally(len(self.members), window)
         # the hedge's prior (every family over an input form the same mass) and its weights
         self._prior = group_prior(list(zip(self.member_algorithms, self.member_forms, strict=True)))
@@ -311,20 +313,34 @@ class EtaGrid(LearnerInterface):
         return out
 
     def _learn_members(self, kernels: dict[str, SparseVector], label: int) -> UpdateInfo:
-        """One round for every member on its form's kernel vector; the selection learns the round."""
+        """One round for every member on its form's kernel vector; the selection learns the round.
+
+        A member with the contract's own ``learn_checked`` is stepped by its kernel entry point
+        (:meth:`Learner.learn_kernel`, the same bits without an :class:`UpdateInfo` per member);
+        the predictions go to the vote and the tally as one int8 row."""
         chosen = self.leader()
-        infos: list[UpdateInfo] = [None] * len(self.members)  # type: ignore[list-item]
+        members, plain = self.members, self._plain
+        predictions = np.empty(len(members), dtype=np.int8)
+        updated = False
+        lead: tuple[Any, Any, Any, Any] = (0.0, 0.0, False, 0.0)
         for form, ks in self._by_form.items():
+            vector = kernels[form]
             for k in ks:
-                infos[k] = self.members[k].learn_checked(kernels[form], label)
-        predictions = np.array([[i.prediction for i in infos]], dtype=np.int8)
-        lead = infos[chosen]
-        score = lead.score
+                if plain[k]:
+                    outcome = members[k].learn_kernel(vector, label)
+                else:
+                    info = members[k].learn_checked(vector, label)
+                    outcome = (info.score, info.loss, info.updated, info.rho)
+                predictions[k] = 1 if outcome[0] >= 0.0 else -1
+                updated = updated or bool(outcome[2])
+                if k == chosen:
+                    lead = outcome
+        score = float(lead[0])
         if self.selection == "hedge":
-            score = float(self._hedge(predictions, np.array([label], dtype=np.int64))[0])
+            score = float(self._hedge(predictions[None, :], np.array([label], dtype=np.int64))[0])
         self._leader = None
-        self._tally.record(steps_of(np.array([label]), predictions)[0])
-        return UpdateInfo(score, lead.loss, any(i.updated for i in infos), lead.rho)
+        self._tally.record_label(predictions, label)
+        return UpdateInfo(score, float(lead[1]), updated, float(lead[3]))
 
     def _hedge(self, predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The votes before each label; the weights learn them (the class counts from the tally)."""

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..jit_cache import kernel
+
 Objective = Literal["sum", "cost"]
 Selection = Literal["leader", "window", "hedge"]
 TIE_TOLERANCE = 1e-12
@@ -53,6 +55,30 @@ def steps_of(labels: np.ndarray, predictions: np.ndarray) -> np.ndarray:
     return np.stack([pos, neg, pos & wrong, neg & wrong], axis=-1).astype(np.int8)
 
 
+@kernel
+def record_label(
+    counts: np.ndarray,
+    window_counts: np.ndarray,
+    recent: np.ndarray,
+    cursor: np.ndarray,
+    predictions: np.ndarray,
+    label: int,
+) -> None:
+    """:meth:`Tally.record` of ``steps_of([label], predictions[None])[0]`` in one compiled call: the
+    step of member ``k`` is ``(y = +1, y = -1, y = +1 and p_k != y, y = -1 and p_k != y)``."""
+    slot = cursor[0]
+    pos = 1 if label == 1 else 0
+    for k in range(predictions.shape[0]):
+        wrong = 1 if predictions[k] != label else 0
+        step = (pos, 1 - pos, pos * wrong, (1 - pos) * wrong)
+        for j in range(4):
+            counts[k, j] += step[j]
+            window_counts[k, j] += step[j] - recent[slot, k, j]
+            recent[slot, k, j] = step[j]
+    cursor[0] = (slot + 1) % recent.shape[0]
+    cursor[1] += 1
+
+
 class Tally:
     """The members' counts, all-time and over a ring of the last ``window`` labels."""
 
@@ -70,6 +96,10 @@ class Tally:
         self.recent[slot] = step
         self.cursor[0] = (slot + 1) % self.window
         self.cursor[1] += 1
+
+    def record_label(self, predictions: np.ndarray, label: int) -> None:
+        """:meth:`record` of one label's step, from the members' predictions ``(K,)`` int8 (compiled)."""
+        record_label(self.counts, self.window_counts, self.recent, self.cursor, predictions, label)
 
     def before_each(self, steps: np.ndarray, selection: Selection) -> np.ndarray:
         """The counts the selection reads before each of ``steps`` (``(n, K, 4)``), not recorded."""
