@@ -8,7 +8,8 @@ scipy row by another); the hyper-parameter *values*, the dimension, the intercep
 algorithm) change none of them; whether an input array is writable does (the label log's
 examples are read-only views of Redis's bytes). So one tiny learner per algorithm, taken through
 both call paths (``score``/``learn``, and ``run``) with both input forms, writable and read-only,
-compiles everything a model of that algorithm will ever run, plus
+and a chunk of five of them as an ensemble steps its members (:mod:`.member_groups`), compiles
+everything a model of that algorithm will ever run, plus
 :func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through, and
 :func:`service.learners.standardise.standardise_rows` (the ensemble's standardised input). A model
 configuration also names the learners its ensemble's families run (``member_algorithms()``).
@@ -39,6 +40,8 @@ from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS
 from .hedge import hedge_steps, hedge_vote
+from .member_groups import warm_up_chunk
+from .selection import Tally
 from .standardise import standardise_rows
 
 
@@ -171,14 +174,17 @@ def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
     learner.run(np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1]))
     _ = learner.rho
     learner.weights()
+    warm_up_chunk(cls, params)  # an ensemble's chunk of members of this family
 
 
 def _exercise_hedge() -> None:
-    """The ensemble's Fixed-Share vote: a prediction's vote and a stream of weight updates."""
+    """The ensemble's Fixed-Share vote (a prediction's vote and a stream of weight updates) and its
+    members' counts taking a label."""
     log_w, votes = np.zeros(2), np.ones((1, 2), dtype=np.int8)
     hedge_vote(log_w, votes[0])
     counts, labels, prior = np.zeros(2, dtype=np.int64), np.ones(1, dtype=np.int64), np.full(2, 0.5)
     hedge_steps(log_w, counts, votes, labels, False, 0.5, 0.3, 0.001, prior)
+    Tally(2, 2).record_label(votes[0], 1)
 
 
 def _specialisations() -> dict[int, set[Any]]:
