@@ -89,13 +89,6 @@ class Entries(NamedTuple):
     """``(arrays, p, rho_cfg, x, keep_zeros, tail, tail_value, y) -> (ok, score, loss, updated,
     rho)``: :func:`dense_vector` of a dense row, then :func:`learn_one`'s round (``ok`` false, and
     nothing changed, when ``x`` is not finite). Compiled only for a learner that calls it."""
-    score_group: Callable[..., Any]
-    """``(states, idx, val, out) -> None``: ``out[i]`` = :func:`score_one` of ``states[i]``, for a
-    tuple of learners' plain state tuples of one numba type (a composite's members of one family
-    over one input: one call instead of one per member, the same machine code per member)."""
-    learn_group: Callable[..., Any]
-    """``(states, params, rhos, idx, val, y, out) -> None``: :func:`learn_one`'s round for each
-    ``states[i]`` in turn, ``out[i]`` = ``(score, loss, updated, rho)`` as float64."""
 
 
 _KERNELS: dict[type, Kernels] = {}
@@ -238,24 +231,7 @@ def _flat_entries(state_type: type, params_type: type) -> Entries:
         s, loss, updated, rho = step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
         return True, s, loss, updated, rho
 
-    @kernel
-    def flat_score_group(states: Any, idx: np.ndarray, val: np.ndarray, out: np.ndarray) -> None:
-        for i in range(len(states)):
-            out[i] = score(state_type(*states[i]), idx, val)
-
-    @kernel
-    def flat_learn_group(states: Any, params: Any, rhos: Any, idx: np.ndarray, val: np.ndarray, y: int,
-                         out: np.ndarray) -> None:  # fmt: skip
-        for i in range(len(states)):
-            s, loss, updated, rho = step(
-                state_type(*states[i]), params_type(*params[i]), RhoConfig(*rhos[i]), idx, val, y
-            )
-            out[i, 0] = s
-            out[i, 1] = loss
-            out[i, 2] = 1.0 if updated else 0.0
-            out[i, 3] = rho
-
-    return Entries(flat_score_one, flat_learn_one, flat_learn_dense, flat_score_group, flat_learn_group)
+    return Entries(flat_score_one, flat_learn_one, flat_learn_dense)
 
 
 @kernel

@@ -47,7 +47,6 @@ from .errors import InvalidInput, InvalidParameter
 from .hedge import ALPHA, ETA, group_prior, hedge_steps, hedge_vote
 from .inputs import SparseVector
 from .interface import LearnerInterface
-from .member_groups import MemberGroups
 from .member_inputs import MemberInputs, nonzero
 from .nonlinear import check_map_fits, mapped_dimension
 from .roster import Family, budget_of, family_name, full_nbytes
@@ -170,7 +169,8 @@ class EtaGrid(LearnerInterface):
         self.selection: Selection = selection
         self.window = window
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
-        self._member_groups: MemberGroups | None = None  # built at first use for this members list
+        # members whose learn_checked is the contract's own: their kernel is called directly
+        self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
         self._tally = Tally(len(self.members), window)
         # the hedge's prior (every family over an input form the same mass) and its weights
         self._prior = group_prior(list(zip(self.member_algorithms, self.member_forms, strict=True)))
@@ -296,9 +296,8 @@ class EtaGrid(LearnerInterface):
 
     def _vote(self, kernels: dict[str, SparseVector]) -> float:
         """The Fixed-Share vote of every member's prediction on its form's kernel vector."""
-        scores = np.empty(len(self.members))
-        self._groups().score(kernels, scores)
-        row = np.where(scores >= 0.0, 1, -1).astype(np.int8)
+        pairs = zip(self.members, self.member_forms, strict=True)
+        row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
         return float(hedge_vote(self._log_w, row))
 
     def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:
@@ -313,26 +312,35 @@ class EtaGrid(LearnerInterface):
             out[form] = member.kernel_vector(vector)
         return out
 
-    def _groups(self) -> MemberGroups:
-        """The members in chunks (:mod:`.member_groups`), rebuilt when the list was replaced."""
-        groups = self._member_groups
-        if groups is None or groups.members is not self.members:
-            groups = self._member_groups = MemberGroups(self.members, self.member_forms)
-        return groups
-
     def _learn_members(self, kernels: dict[str, SparseVector], label: int) -> UpdateInfo:
-        """One round for every member on its form's kernel vector (a chunk of a family at a time,
-        :mod:`.member_groups`); the selection learns the round."""
+        """One round for every member on its form's kernel vector; the selection learns the round.
+
+        A member with the contract's own ``learn_checked`` is stepped by its kernel entry point
+        (:meth:`Learner.learn_kernel`, the same bits without an :class:`UpdateInfo` per member);
+        the predictions go to the vote and the tally as one int8 row."""
         chosen = self.leader()
-        out = np.empty((len(self.members), 4))
-        self._groups().learn(kernels, label, out)
-        predictions = np.where(out[:, 0] >= 0.0, 1, -1).astype(np.int8)
-        score, loss, _, rho = out[chosen]
+        members, plain = self.members, self._plain
+        predictions = np.empty(len(members), dtype=np.int8)
+        updated = False
+        lead: tuple[Any, Any, Any, Any] = (0.0, 0.0, False, 0.0)
+        for form, ks in self._by_form.items():
+            vector = kernels[form]
+            for k in ks:
+                if plain[k]:
+                    outcome = members[k].learn_kernel(vector, label)
+                else:
+                    info = members[k].learn_checked(vector, label)
+                    outcome = (info.score, info.loss, info.updated, info.rho)
+                predictions[k] = 1 if outcome[0] >= 0.0 else -1
+                updated = updated or bool(outcome[2])
+                if k == chosen:
+                    lead = outcome
+        score = float(lead[0])
         if self.selection == "hedge":
-            score = self._hedge(predictions[None, :], np.array([label], dtype=np.int64))[0]
+            score = float(self._hedge(predictions[None, :], np.array([label], dtype=np.int64))[0])
         self._leader = None
         self._tally.record_label(predictions, label)
-        return UpdateInfo(float(score), float(loss), bool(out[:, 2].any()), float(rho))
+        return UpdateInfo(score, float(lead[1]), updated, float(lead[3]))
 
     def _hedge(self, predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The votes before each label; the weights learn them (the class counts from the tally)."""

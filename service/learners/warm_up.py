@@ -8,8 +8,7 @@ scipy row by another); the hyper-parameter *values*, the dimension, the intercep
 algorithm) change none of them; whether an input array is writable does (the label log's
 examples are read-only views of Redis's bytes). So one tiny learner per algorithm, taken through
 both call paths (``score``/``learn``, and ``run``) with both input forms, writable and read-only,
-and a chunk of five of them as an ensemble steps its members (:mod:`.member_groups`), compiles
-everything a model of that algorithm will ever run, plus
+compiles everything a model of that algorithm will ever run, plus
 :func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through, and
 :func:`service.learners.standardise.standardise_rows` (the ensemble's standardised input). A model
 configuration also names the learners its ensemble's families run (``member_algorithms()``).
@@ -40,7 +39,6 @@ from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS
 from .hedge import hedge_steps, hedge_vote
-from .member_groups import warm_up_chunk
 from .selection import Tally
 from .standardise import standardise_rows
 
@@ -174,7 +172,6 @@ def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
     learner.run(np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1]))
     _ = learner.rho
     learner.weights()
-    warm_up_chunk(cls, params)  # an ensemble's chunk of members of this family
 
 
 def _exercise_hedge() -> None:
