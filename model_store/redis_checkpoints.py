@@ -158,13 +158,14 @@ class RedisCheckpoints:
 
         A checkpoint that a concurrent commit dropped while this read it (its chunks are gone and
         it has left the index) is skipped, and the iteration goes on over the index as it is now:
-        the commit that dropped it put a newer one first, which comes next. A checkpoint that is
-        still indexed but whose chunks are missing or do not add up to its recorded length comes
-        with an empty blob, which the state codec refuses, and a warning is logged.
+        the commit that dropped it put a newer one first, which comes next (at most
+        ``COMMIT_ATTEMPTS`` times a call; past that it is treated as damaged). A checkpoint that
+        is still indexed but whose chunks are missing or do not add up to its recorded length
+        comes with an empty blob, which the state codec refuses, and a warning is logged.
         """
         keys = GenerationKeys(model, generation)
         seen: set[bytes] = set()
-        while True:
+        for reread in range(COMMIT_ATTEMPTS + 1):
             with translate_redis_errors("load_checkpoints"):
                 index = cast(list[bytes], await self._redis.lrange(keys.checkpoint_index, 0, -1))
             dropped = False
@@ -176,7 +177,7 @@ class RedisCheckpoints:
                 if len(blob) != size:
                     with translate_redis_errors("load_checkpoints"):
                         indexed = await self._redis.lpos(keys.checkpoint_index, text_of(entry)) is not None
-                    if not indexed:
+                    if not indexed and reread < COMMIT_ATTEMPTS:
                         dropped = True  # replaced meanwhile: read the index again
                         break
                     log.warning(

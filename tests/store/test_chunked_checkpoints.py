@@ -25,6 +25,7 @@ import redis
 import redis.asyncio as aioredis
 
 from model_store import Appended, CodecError, ConnectionSettings, RedisModelStore, StoreError, decode_state
+from model_store.redis_values import COMMIT_ATTEMPTS
 
 from ..support.private_redis import PrivateRedis
 from .factories import HOLDER, append, new_model
@@ -439,5 +440,33 @@ async def test_a_checkpoint_replaced_while_it_is_read_gives_way_to_the_newer_one
         small._redis.hget = hget_after_a_commit  # type: ignore[method-assign]
         assert await small.load_checkpoints("m", 1) == [stored(entries[1], b"n" * 40)]
         assert replaced
+    finally:
+        await other.close()
+
+
+async def test_a_checkpoint_replaced_at_every_read_is_given_up_after_a_bounded_number_of_rereads(
+    small: RedisModelStore, redis_client: redis.Redis, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The re-reading has a bound: a writer that replaces the checkpoint before each read makes
+    the iteration give up after COMMIT_ATTEMPTS re-reads, yielding the last one read as damaged
+    (an empty blob the codec refuses), instead of following the writer for ever."""
+    other = RedisModelStore.from_url(redis_url)
+    try:
+        entries = await start(small, COMMIT_ATTEMPTS + 3)
+        assert await checkpoint(small, b"c" * 40, entries[0], keep=1)
+        fetch = small._redis.hget
+        commits = 0
+
+        async def hget_after_a_commit(key: str, field: str) -> Any:
+            nonlocal commits
+            if field == "0":
+                commits += 1
+                assert await checkpoint(other, b"c" * 40, entries[commits], keep=1)
+            return await fetch(key, field)
+
+        small._redis.hget = hget_after_a_commit  # type: ignore[method-assign]
+        with caplog.at_level(logging.WARNING, logger="model_store.redis_store"):
+            assert await small.load_checkpoints("m", 1) == [stored(entries[COMMIT_ATTEMPTS], b"")]
+        assert commits == COMMIT_ATTEMPTS + 1 and "incomplete" in caplog.text
     finally:
         await other.close()
