@@ -64,8 +64,10 @@ def record_label(
     predictions: np.ndarray,
     label: int,
 ) -> None:
-    """:meth:`Tally.record` of ``steps_of([label], predictions[None])[0]`` in one compiled call: the
-    step of member ``k`` is ``(y = +1, y = -1, y = +1 and p_k != y, y = -1 and p_k != y)``."""
+    """One label into the counts, in one compiled call: the step of member ``k`` is
+    ``(y = +1, y = -1, y = +1 and p_k != y, y = -1 and p_k != y)`` (``steps_of([label],
+    predictions[None])[0]``); it is added to the all-time counts, replaces the oldest slot of the
+    window ring in the window counts and the ring, and the cursor moves on."""
     slot = cursor[0]
     pos = 1 if label == 1 else 0
     for k in range(predictions.shape[0]):
@@ -89,16 +91,8 @@ class Tally:
         self.recent = np.zeros((window, n_members, 4), dtype=np.int8)  # ring of per-label increments
         self.cursor = np.zeros(2, dtype=np.int64)  # [next slot, labels seen]
 
-    def record(self, step: np.ndarray) -> None:
-        slot = int(self.cursor[0])
-        self.counts += step
-        self.window_counts += step.astype(np.int64) - self.recent[slot]
-        self.recent[slot] = step
-        self.cursor[0] = (slot + 1) % self.window
-        self.cursor[1] += 1
-
     def record_label(self, predictions: np.ndarray, label: int) -> None:
-        """:meth:`record` of one label's step, from the members' predictions ``(K,)`` int8 (compiled)."""
+        """One label's step from the members' predictions ``(K,)`` int8 (:func:`record_label`)."""
         record_label(self.counts, self.window_counts, self.recent, self.cursor, predictions, label)
 
     def before_each(self, steps: np.ndarray, selection: Selection) -> np.ndarray:
@@ -112,7 +106,7 @@ class Tally:
         return np.asarray(totals[self.window : self.window + n] - totals[:n])
 
     def record_many(self, steps: np.ndarray) -> None:
-        """What :meth:`record` does for each row of ``steps``, in one go (same resulting state)."""
+        """What :meth:`record_label` does for each row of ``steps``, in one go (same resulting state)."""
         n = steps.shape[0]
         start = int(self.cursor[0])
         self.counts += steps.sum(axis=0, dtype=np.int64)

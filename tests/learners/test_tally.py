@@ -22,6 +22,17 @@ def streams(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
     return labels, predictions, draw(st.integers(1, 12))
 
 
+def numpy_record(tally: Tally, step: np.ndarray) -> None:
+    """One label's step ``(K, 4)`` into the counts, in numpy (the per-label record before the
+    compiled one)."""
+    slot = int(tally.cursor[0])
+    tally.counts += step
+    tally.window_counts += step.astype(np.int64) - tally.recent[slot]
+    tally.recent[slot] = step
+    tally.cursor[0] = (slot + 1) % tally.window
+    tally.cursor[1] += 1
+
+
 def state(tally: Tally) -> list[np.ndarray]:
     return [tally.counts, tally.window_counts, tally.recent, tally.cursor]
 
@@ -36,7 +47,7 @@ def test_one_compiled_record_per_label_is_the_numpy_step_and_the_batch(
     compiled, stepped, batch = Tally(k, window), Tally(k, window), Tally(k, window)
     for label, row in zip(labels, predictions, strict=True):
         compiled.record_label(np.ascontiguousarray(row), int(label))
-        stepped.record(steps_of(np.array([label]), row[None, :])[0])
+        numpy_record(stepped, steps_of(np.array([label]), row[None, :])[0])
     batch.record_many(steps_of(labels, predictions))
     for a, b, c in zip(state(compiled), state(stepped), state(batch), strict=True):
         assert a.dtype == b.dtype and np.array_equal(a, b) and np.array_equal(a, c)
