@@ -72,6 +72,10 @@ bytes gets a 413 reply; more than `ACOG_WS_MAX_MESSAGES_PER_SECOND` =
 times the message limit is not read: the socket is closed with code 1009. `ACOG_MAX_BATCH`
 bounds `instances` and `items` (413).
 
+**Compression.** permessage-deflate is not negotiated unless `ACOG_WS_COMPRESSION` =
+{str(_default("ws_compression")).lower()} is set to true (uvicorn; Granian does not offer it): the messages
+are small, and compressing each one costs both ends more CPU than it saves on a local network.
+
 **Authentication.** With API keys configured, the handshake must carry `Authorization: Bearer
 <key>`; without an allowed key the socket is accepted and closed at once with code 1008 and the
 reason.

@@ -71,6 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
         "log_level": "info",
         "access_log": False,
         "ws_max_size": 4 * settings.ws_max_message_bytes,
+        "ws_per_message_deflate": settings.ws_compression,
         "timeout_graceful_shutdown": 20,
         "log_config": LOGGING,
     }

@@ -56,6 +56,8 @@ def test_predict_and_label_over_rest_and_the_websocket(granian: ServiceProcess) 
         bad = http.post("/predict", json={"model": "g", "features": [1, 0]}, headers=auth())
         assert bad.status_code == 422 and "features" in bad.text, bad.text
         with connect(granian.ws_url, additional_headers=auth()) as ws:
+            # Granian negotiates no compression, whatever ACOG_WS_COMPRESSION says
+            assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
             ws.send(json.dumps({"type": "predict", "id": 7, "model": "g", "features": [0, 1, 0, 0]}))
             reply = json.loads(ws.recv(timeout=10))
             assert (reply["id"], reply["ok"], reply["status"]) == (7, True, 200), reply

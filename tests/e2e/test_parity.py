@@ -54,6 +54,13 @@ def exchange(socket: ClientConnection, messages: list[dict[str, Any]]) -> list[d
     return replies
 
 
+def test_the_websocket_does_not_compress_by_default(ws: ClientConnection) -> None:
+    """A client offering permessage-deflate (the websockets client does) gets plain frames: the
+    handshake's reply names no extension (``ACOG_WS_COMPRESSION`` is off)."""
+    assert "permessage-deflate" in (ws.request.headers.get("Sec-WebSocket-Extensions") or "")
+    assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
+
+
 def test_a_batch_answers_what_single_calls_answer(server: Running, german: German) -> None:
     client = server.client
     client.put_model("batch", CONFIG)

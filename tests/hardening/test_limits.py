@@ -40,6 +40,7 @@ LIMITS = {
     "ACOG_WS_MAX_MESSAGES_PER_SECOND": str(WS_RATE),
     "ACOG_MAX_FEATURE_VALUE": str(MAX_FEATURE_VALUE),
     "ACOG_MAINTENANCE_INTERVAL_SECONDS": "0.2",
+    "ACOG_WS_COMPRESSION": "true",
 }
 ROW = PROBE[0]
 
@@ -196,6 +197,16 @@ def test_websocket_message_size(limited: Running) -> None:
             ws.recv(timeout=30)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
     assert snapshot(limited.api, "base") == before
+
+
+def test_websocket_compression_when_asked_for(limited: Running) -> None:
+    """With ``ACOG_WS_COMPRESSION=true`` the service accepts the client's permessage-deflate offer,
+    and the size limit applies to the inflated message."""
+    with connect(limited.service.ws_url, additional_headers=bearer(ADMIN_KEYS[0])) as ws:
+        assert "permessage-deflate" in (ws.response.headers.get("Sec-WebSocket-Extensions") or "")
+    (too_big,) = ws_send(limited, [json.dumps({"type": "predict", "id": 1, "model": "base",
+                                               "features": ROW, "pad": " " * WS_MAX_BYTES})])  # fmt: skip
+    assert too_big["status"] == 413, too_big
 
 
 def test_websocket_rate(limited: Running) -> None:
