@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -390,6 +391,18 @@ def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> 
     def add(key: str, result: dict[str, Any]) -> None:
         runs.setdefault(key, []).append(result)
 
+    def cpu_per_item(
+        per: int, run: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any
+    ) -> dict[str, Any]:
+        """``run(*args, **kwargs)``'s result with ``cpu_us``: the service's CPU time per item (a
+        prediction or a label; ``per`` a request) over the run, from /proc, the rate a core of its
+        own would serve being ``1e6 / cpu_us``."""
+        before = cpu_profile.cpu_seconds(service.pid)
+        result = run(*args, **kwargs)
+        items = per * int(result.get("requests", result.get("count", 0)))
+        result["cpu_us"] = (cpu_profile.cpu_seconds(service.pid) - before) / max(1, items) * 1e6
+        return result
+
     batches = {size: bench.bodies(f"predict{size}", predict_lines(bench, 50, size)) for size in (100, 1000)}
     rate_bodies = bench.bodies("rate", predict_lines(bench, bench.n(2 * 10_000), 1))
     ws_count = bench.n(20_000)
@@ -404,30 +417,39 @@ def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> 
         # one label per request: each body labels a stored prediction once (more bodies than a run sends)
         pairs = fresh_predictions(client, bench, int(6_000 * seconds), "default")
         labels = bench.bodies("feedback1", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs])
-        add("feedback", bench.wrk(service.url, "/feedback", labels, seconds, unique=True))
+        add("feedback", cpu_per_item(1, bench.wrk, service.url, "/feedback", labels, seconds, unique=True))
         pairs = fresh_predictions(client, bench, int(12_000 * seconds), "default")
         grouped = [
             json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
             for i in range(0, len(pairs), 100)
         ]
         feedback100 = bench.bodies("feedback100", grouped)
-        add("feedback_batch_100", bench.wrk(service.url, "/feedback", feedback100, seconds, 4, unique=True))
+        add(
+            "feedback_batch_100",
+            cpu_per_item(100, bench.wrk, service.url, "/feedback", feedback100, seconds, 4, unique=True),
+        )
         for size, path in batches.items():
-            add(f"predict_batch_{size}", bench.wrk(service.url, "/predict", path, seconds, 4))
+            add(
+                f"predict_batch_{size}",
+                cpu_per_item(size, bench.wrk, service.url, "/predict", path, seconds, 4),
+            )
         # open loop: latency at a fixed rate of single predictions, from a rewritten AOF
         settled = settle_redis(redis_url)
-        loop = bench.loadgen("open-loop", service.url, "/predict", str(rate_bodies), "--rate", "2000")
+        loop = cpu_per_item(
+            1, bench.loadgen, "open-loop", service.url, "/predict", str(rate_bodies), "--rate", "2000"
+        )
         add("open_loop_2000", {**loop, "settle_seconds": settled})
         # the WebSocket: predictions pipelined, then their labels
-        add("ws_predict", bench.loadgen("websocket", service.ws_url, str(ws_predict)))
+        add("ws_predict", cpu_per_item(1, bench.loadgen, "websocket", service.ws_url, str(ws_predict)))
         pairs = fresh_predictions(client, bench, ws_count, "default")
         ws_feedback = [
             json.dumps({"type": "feedback", "id": i, "prediction_id": p, "label": y})
             for i, (p, y) in enumerate(pairs)
         ]
+        feedback_messages = bench.bodies("ws_feedback", ws_feedback)
         add(
             "ws_feedback",
-            bench.loadgen("websocket", service.ws_url, str(bench.bodies("ws_feedback", ws_feedback))),
+            cpu_per_item(1, bench.loadgen, "websocket", service.ws_url, str(feedback_messages)),
         )
         print(f"repeat {repeat + 1} of {repeats} done", file=sys.stderr, flush=True)
     for key, results in runs.items():
@@ -647,8 +669,8 @@ def report(r: dict[str, Any], command: str) -> str:
     ]
     lines += [
         "",
-        "| scenario | requests/s | items/s | p50 ms | p99 ms | errors |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| scenario | requests/s | items/s | p50 ms | p99 ms | errors | service CPU us/item |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     rows = [
         ("/predict, batch of 100", "predict_batch_100", 100),
@@ -662,12 +684,13 @@ def report(r: dict[str, Any], command: str) -> str:
             name += " (ran out of bodies: rate understated)"
         lines.append(
             f"| {name} | {x['rate']:,.0f} ({x['rate_min']:,.0f} to {x['rate_max']:,.0f}) | "
-            f"{x['rate'] * per:,.0f} | {x['p50']:.2f} | {x['p99']:.2f} | {x['non2xx'] + x['errors']} |"
+            f"{x['rate'] * per:,.0f} | {x['p50']:.2f} | {x['p99']:.2f} | {x['non2xx'] + x['errors']} | "
+            f"{x['cpu_us']:.1f} |"
         )
     o = r["open_loop_2000"]
     lines.append(
         f"| open loop, 2,000 predictions/s | {o['achieved_rate']:,.0f} | | {o['p50']:.2f} | "
-        f"{o['p99']:.2f} ({o['p99_min']:.2f} to {o['p99_max']:.2f}) | {o['errors']} |"
+        f"{o['p99']:.2f} ({o['p99_min']:.2f} to {o['p99_max']:.2f}) | {o['errors']} | {o['cpu_us']:.1f} |"
     )
     for name, key in (
         ("WebSocket predict (64 in flight)", "ws_predict"),
@@ -676,9 +699,14 @@ def report(r: dict[str, Any], command: str) -> str:
         w = r[key]
         lines.append(
             f"| {name} | {w['messages_per_second']:,.0f} ({w['messages_per_second_min']:,.0f} to "
-            f"{w['messages_per_second_max']:,.0f}) | | {w['p50']:.2f} | {w['p99']:.2f} | {w['errors']} |"
+            f"{w['messages_per_second_max']:,.0f}) | | {w['p50']:.2f} | {w['p99']:.2f} | {w['errors']} | "
+            f"{w['cpu_us']:.1f} |"
         )
     lines += [
+        "",
+        "*service CPU us/item*: the service process's CPU time per prediction or label in the run "
+        "shown, from /proc; a core of its own would serve a million divided by it per second, while "
+        "here the load generator and Redis share the two cores with it.",
         "",
         "The open loop starts once Redis has rewritten its append-only file (`BGREWRITEAOF`, "
         f"{o['settle_seconds']:.1f} s in the median run) and has no fsync pending: the scenarios "
