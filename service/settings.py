@@ -107,9 +107,8 @@ class Settings(BaseSettings):
     ws_queue_size: int = Field(256, ge=1)
     ws_compression: bool = False
     """WebSocket permessage-deflate (RFC 7692), under uvicorn: off by default, as the messages are
-    small JSON objects and compressing and inflating each costs both ends CPU (measured with the
-    service benchmark's predictions: about 30 us of the server's and 55 us of the Python client's
-    per message); turn it on for clients behind slow links."""
+    small JSON objects whose compression costs both ends more CPU per message than it saves on a
+    local network; turn it on for clients behind slow links."""
     max_feature_value: float = Field(1e9, gt=0)
     """Largest absolute feature value of a model with ``normalize: "none"`` (an L2-normalised
     model takes any finite value): larger ones overflow the learners' second-order updates."""

@@ -26,6 +26,9 @@ def test_settle_rewrites_the_aof_and_waits_for_it(tmp_path: Path) -> None:
         assert not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]
         assert info["aof_last_bgrewrite_status"] == "ok"
         assert settle_redis(server.url) < 10  # nothing written since: a small rewrite, quickly done
+        assert int(client.info("persistence")["aof_rewrites"]) == before + 2
+        assert settle_redis(server.url, rewrite=False) < 10  # waits only: no rewrite started
+        assert int(client.info("persistence")["aof_rewrites"]) == before + 2
         client.close()
     finally:
         server.close()
