@@ -72,6 +72,20 @@ end
 """
 
 
+def with_cpu(
+    pid: int, per: int, run: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any
+) -> dict[str, Any]:
+    """``run(*args, **kwargs)``'s result with ``cpu_us``: the CPU time process ``pid`` (its workers
+    included) spent per item over the run, from /proc (``per`` items a request: a wrk result counts
+    ``requests``, a load generator's ``count``); a core of its own would serve ``1e6 / cpu_us`` a
+    second."""
+    before = cpu_profile.cpu_seconds(pid)
+    result = run(*args, **kwargs)
+    items = per * int(result.get("requests", result.get("count", 0)))
+    result["cpu_us"] = (cpu_profile.cpu_seconds(pid) - before) / max(1, items) * 1e6
+    return result
+
+
 class Bench:
     def __init__(
         self,
@@ -136,10 +150,7 @@ class Bench:
         """:meth:`wrk` for ``self.seconds``, and the CPU time the server's processes spent per request
         (``cpu_us``): on a machine shared with other work, throughput falls with the share of the
         cores the server gets, CPU time per request much less."""
-        before = cpu_profile.cpu_seconds(server.pid)
-        result = self.wrk(server.url, path, bodies, self.seconds)
-        result["cpu_us"] = (cpu_profile.cpu_seconds(server.pid) - before) / max(1, result["requests"]) * 1e6
-        return result
+        return with_cpu(server.pid, 1, self.wrk, server.url, path, bodies, self.seconds)
 
     def profiled(self, url: str, pid: int, bodies: Path, rate: int = 250) -> dict[str, Any]:
         """A closed-loop single /predict run with py-spy sampling the server: CPU us per request."""
@@ -392,20 +403,9 @@ def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> 
     def add(key: str, result: dict[str, Any]) -> None:
         runs.setdefault(key, []).append(result)
 
-    def cpu_per_item(
-        per: int, run: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any
-    ) -> dict[str, Any]:
-        """``run(*args, **kwargs)``'s result with ``cpu_us``: the service's CPU time per item (a
-        prediction or a label; ``per`` a request) over the run, from /proc, the rate a core of its
-        own would serve being ``1e6 / cpu_us``."""
-        before = cpu_profile.cpu_seconds(service.pid)
-        result = run(*args, **kwargs)
-        items = per * int(result.get("requests", result.get("count", 0)))
-        result["cpu_us"] = (cpu_profile.cpu_seconds(service.pid) - before) / max(1, items) * 1e6
-        return result
-
     batches = {size: bench.bodies(f"predict{size}", predict_lines(bench, 50, size)) for size in (100, 1000)}
     rate_bodies = bench.bodies("rate", predict_lines(bench, bench.n(2 * 10_000), 1))
+    open_loop = ("open-loop", service.url, "/predict", str(rate_bodies), "--rate", "2000")
     ws_count = bench.n(20_000)
     ws_predict = bench.bodies(
         "ws_predict",
@@ -418,7 +418,10 @@ def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> 
         # one label per request: each body labels a stored prediction once (more bodies than a run sends)
         pairs = fresh_predictions(client, bench, int(6_000 * seconds), "default")
         labels = bench.bodies("feedback1", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs])
-        add("feedback", cpu_per_item(1, bench.wrk, service.url, "/feedback", labels, seconds, unique=True))
+        add(
+            "feedback",
+            with_cpu(service.pid, 1, bench.wrk, service.url, "/feedback", labels, seconds, unique=True),
+        )
         pairs = fresh_predictions(client, bench, int(12_000 * seconds), "default")
         grouped = [
             json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
@@ -427,26 +430,29 @@ def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> 
         feedback100 = bench.bodies("feedback100", grouped)
         add(
             "feedback_batch_100",
-            cpu_per_item(100, bench.wrk, service.url, "/feedback", feedback100, seconds, 4, unique=True),
+            with_cpu(
+                service.pid, 100, bench.wrk, service.url, "/feedback", feedback100, seconds, 4, unique=True
+            ),
         )
         for size, path in batches.items():
             add(
                 f"predict_batch_{size}",
-                cpu_per_item(size, bench.wrk, service.url, "/predict", path, seconds, 4),
+                with_cpu(service.pid, size, bench.wrk, service.url, "/predict", path, seconds, 4),
             )
         # open loop: latency at a fixed rate of single predictions, from a rewritten AOF
         settled = settle_redis(redis_url)
-        loop = cpu_per_item(
-            1, bench.loadgen, "open-loop", service.url, "/predict", str(rate_bodies), "--rate", "2000"
-        )
+        loop = with_cpu(service.pid, 1, bench.loadgen, *open_loop)
         add("open_loop_2000", {**loop, "settle_seconds": settled})
         # the same loop while Redis rewrites its AOF (a fork on the cores the service shares)
         with redis.Redis.from_url(redis_url) as store:
             store.bgrewriteaof()
-        rewriting = bench.loadgen("open-loop", service.url, "/predict", str(rate_bodies), "--rate", "2000")
+        rewriting = bench.loadgen(*open_loop)
         add("open_loop_2000_rewrite", {**rewriting, "settle_seconds": settle_redis(redis_url, rewrite=False)})
         # the WebSocket: predictions pipelined, then their labels
-        add("ws_predict", cpu_per_item(1, bench.loadgen, "websocket", service.ws_url, str(ws_predict)))
+        add(
+            "ws_predict",
+            with_cpu(service.pid, 1, bench.loadgen, "websocket", service.ws_url, str(ws_predict)),
+        )
         pairs = fresh_predictions(client, bench, ws_count, "default")
         ws_feedback = [
             json.dumps({"type": "feedback", "id": i, "prediction_id": p, "label": y})
@@ -455,7 +461,7 @@ def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> 
         feedback_messages = bench.bodies("ws_feedback", ws_feedback)
         add(
             "ws_feedback",
-            cpu_per_item(1, bench.loadgen, "websocket", service.ws_url, str(feedback_messages)),
+            with_cpu(service.pid, 1, bench.loadgen, "websocket", service.ws_url, str(feedback_messages)),
         )
         print(f"repeat {repeat + 1} of {repeats} done", file=sys.stderr, flush=True)
     for key, results in runs.items():
