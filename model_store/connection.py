@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
@@ -109,7 +111,7 @@ def connect(
             max_connections=max_connections or 2**31,
             decode_responses=False,
         )
-    pool = aioredis.BlockingConnectionPool.from_url(
+    pool: aioredis.BlockingConnectionPool = aioredis.BlockingConnectionPool.from_url(
         url,
         max_connections=max_connections or settings.max_connections,
         timeout=settings.socket_timeout,
@@ -119,7 +121,45 @@ def connect(
         health_check_interval=30,
         decode_responses=False,
     )
+    pool.connection_class = packed_by_hiredis(pool.connection_class)
     return aioredis.Redis.from_pool(pool)
+
+
+class HiredisPacking:
+    """A redis-py asyncio connection whose commands are packed by ``hiredis.pack_command`` (C)
+    instead of redis-py's asyncio packer (Python, one ``join`` per argument), the bytes on the wire
+    the same: what redis-py's synchronous client does when hiredis is installed.
+
+    The first argument is split on spaces as redis-py splits it (``"CLIENT SETNAME"``); an argument
+    hiredis does not take (a ``bool``, any type redis-py's encoder refuses) goes to redis-py's own
+    packer, which refuses it with redis-py's error. The store's pending writes and label appends
+    pass several arguments per prediction or label, so their packing is per-item work on the hot
+    paths. A cluster client keeps redis-py's packer: ``RedisCluster`` takes no connection class."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        first = args[0]
+        if isinstance(first, str):
+            head: tuple[Any, ...] = tuple(first.encode().split())
+        elif b" " in first:
+            head = tuple(first.split())
+        else:
+            head = (first,)
+        try:
+            return [hiredis.pack_command(head + args[1:])]
+        except TypeError:
+            return super().pack_command(*args)  # type: ignore[misc]
+
+
+_PACKED: dict[type[Any], type[Any]] = {}
+
+
+def packed_by_hiredis(connection_class: type[Any]) -> type[Any]:
+    """``connection_class`` (TCP, TLS or Unix socket, as the URL chose it) with :class:`HiredisPacking`,
+    one class per connection class."""
+    if connection_class not in _PACKED:
+        name = f"Hiredis{connection_class.__name__}"
+        _PACKED[connection_class] = type(name, (HiredisPacking, connection_class), {})
+    return _PACKED[connection_class]
 
 
 NodeConnector = Callable[[str, int], aioredis.Redis]
