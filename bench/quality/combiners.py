@@ -20,7 +20,10 @@ every combiner is replayed offline from their online scores:
 - ``adanormalhedge``: the parameter-free AdaNormalHedge (Luo & Schapire 2015) over the same losses,
   its weights times the prior;
 - ``stack``: ACOG-II (intercept, the objective's rho) over the members' predictions ``p / sqrt(K)``;
-- ``threshold``: the leader over members *and* decision offsets ``theta`` on their scores.
+- ``threshold``: the leader over members *and* decision offsets ``theta`` on their scores;
+- ``fixed-share ..., hinge loss`` and ``..., vote threshold``: the vote with each member's loss the
+  class-weighted hinge ``(1 - y v) / 2`` of its vote, and the vote's own decision threshold chosen
+  online by the leader rule among :data:`THRESHOLDS`.
 
 Every rule prints its mean sum % and cost per 1000 over the tuning data sets, the spread over orders
 (the mean over data sets of the sample std over orders) and the mean paired difference to the
@@ -67,16 +70,18 @@ def member_scores(X: Any, y: np.ndarray, d: int, metric: str, have: np.ndarray |
 @numba.njit(cache=False)
 def _hedge(
     P: np.ndarray, V: np.ndarray, y: np.ndarray, cost: bool, eta: float, alpha: float, ada: bool,
-    prior: np.ndarray,
+    prior: np.ndarray, hinge: bool, thetas: np.ndarray,
 ) -> np.ndarray:  # fmt: skip
     """Fixed-Share (or AdaNormalHedge with ``ada``) over the members' predictions ``P`` (+-1), voting
     with ``V`` (``P`` itself, or the members' clipped margins); ``prior``: the initial weights and the
-    share vector (sums to 1)."""
+    share vector (sums to 1). A member's loss is its class-weighted mistake, or with ``hinge`` the
+    class-weighted ``(1 - y v) / 2`` of its vote ``v`` in [-1, 1]. Returns ``(n, len(thetas))``: the
+    prediction ``vote >= theta`` for each decision threshold."""
     n, k = P.shape
     logw = np.log(prior)
     R = np.zeros(k)
     C = np.zeros(k)
-    out = np.empty(n, dtype=np.int8)
+    out = np.empty((n, thetas.shape[0]), dtype=np.int8)
     pos = 0
     for t in range(n):
         if ada:
@@ -93,13 +98,14 @@ def _hedge(
         vote = 0.0
         for j in range(k):
             vote += w[j] * V[t, j]
-        out[t] = 1 if vote >= 0.0 else -1
+        for q in range(thetas.shape[0]):
+            out[t, q] = 1 if vote >= thetas[q] else -1
         if cost:
             c = C_P if y[t] == 1 else 1.0 - C_P
         else:
             p_y = ((pos + 1.0) if y[t] == 1 else (t - pos + 1.0)) / (t + 2.0)
             c = 1.0 - p_y
-        loss = np.where(P[t] != y[t], c, 0.0)
+        loss = c * (1.0 - y[t] * V[t]) / 2.0 if hinge else np.where(P[t] != y[t], c, 0.0)
         if ada:
             mean = (w * loss).sum()
             r = mean - loss
@@ -166,11 +172,23 @@ def _window(w: int) -> Rule:
     return lambda S, y, m, r: select(_signs(S), y, m, "window", w)
 
 
-def _fixed_share(eta: float, alpha: float = 1e-3, prior: str = "uniform", margin: bool = False) -> Rule:
+THRESHOLDS = np.array([0.0, -0.4, -0.2, -0.1, 0.1, 0.2, 0.4])
+"""Decision thresholds on the vote for the online threshold (0 first: ties go to the plain vote)."""
+
+
+def _fixed_share(
+    eta: float, alpha: float = 1e-3, prior: str = "uniform", margin: bool = False, hinge: bool = False,
+    threshold: bool = False,
+) -> Rule:  # fmt: skip
+    """``threshold``: predict ``vote >= theta`` with the ``theta`` of :data:`THRESHOLDS` whose
+    objective over the labels so far is best (the leader rule over the thresholds)."""
+
     def rule(S: np.ndarray, y: np.ndarray, m: str, r: Roster) -> np.ndarray:
         P = _signs(S)
         V = np.clip(S, -1.0, 1.0) if margin else P.astype(np.float64)
-        return _hedge(P, V, y, m == "cost", eta, alpha, False, r.prior(prior))
+        thetas = THRESHOLDS if threshold else THRESHOLDS[:1]
+        out = _hedge(P, V, y, m == "cost", eta, alpha, False, r.prior(prior), hinge, thetas)
+        return select(out, y, m, "leader") if threshold else out[:, 0]
 
     return rule
 
@@ -178,7 +196,8 @@ def _fixed_share(eta: float, alpha: float = 1e-3, prior: str = "uniform", margin
 def _ada(prior: str) -> Rule:
     def rule(S: np.ndarray, y: np.ndarray, m: str, r: Roster) -> np.ndarray:
         P = _signs(S)
-        return _hedge(P, P.astype(np.float64), y, m == "cost", 0.0, 0.0, True, r.prior(prior))
+        V = P.astype(np.float64)
+        return _hedge(P, V, y, m == "cost", 0.0, 0.0, True, r.prior(prior), False, THRESHOLDS[:1])[:, 0]
 
     return rule
 
@@ -225,6 +244,16 @@ RULES: dict[str, Rule] = {
     "fixed-share eta=0.3 a=0.001 uniform, no linear loss I": _without_linear_loss_i(_fixed_share(0.3)),
     "fixed-share eta=1 a=0.001 group, no linear loss I": _without_linear_loss_i(
         _fixed_share(1.0, 1e-3, "group")
+    ),
+    "fixed-share eta=0.1 a=0.001 group, vote threshold": _fixed_share(0.1, 1e-3, "group", threshold=True),
+    "fixed-share eta=0.1 a=0.001 group, margin vote, vote threshold": _fixed_share(
+        0.1, 1e-3, "group", True, threshold=True
+    ),
+    "fixed-share eta=0.1 a=0.001 group, hinge loss, margin vote": _fixed_share(
+        0.1, 1e-3, "group", True, True
+    ),
+    "fixed-share eta=0.1 a=0.001 group, hinge loss, margin vote, vote threshold": _fixed_share(
+        0.1, 1e-3, "group", True, True, True
     ),
     "adanormalhedge uniform": _ada("uniform"),
     "adanormalhedge group": _ada("group"),
@@ -293,8 +322,11 @@ def main(argv: list[str] | None = None) -> int:
         f"than one family ({', '.join(mixed)}; the others run the linear family alone, where every prior "
         "is uniform). `a`: the share alpha; `uniform`: prior 1/K; `group`: every (family, input form) the "
         "same mass, split evenly inside; `family`: every family the same mass; *margin vote*: the members "
-        "vote with their scores clipped to [-1, 1]; *no linear loss I*: without the linear family's loss-I "
-        "members.",
+        "vote with their scores clipped to [-1, 1]; *hinge loss*: a member's loss is the class-weighted "
+        "(1 - y v) / 2 of its clipped score v instead of its class-weighted mistake (with sign votes the "
+        "two are the same); *vote threshold*: predict vote >= theta, theta in {-0.4, -0.2, -0.1, 0, "
+        "0.1, 0.2, 0.4} chosen online by the leader rule on the objective; *no linear loss I*: without the "
+        "linear family's loss-I members.",
         "",
         "| combiner | mean sum % | spread | sum - before | better | mixed sum % "
         "| mean cost/1000 | spread | cost - before | better |",
