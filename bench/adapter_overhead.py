@@ -21,11 +21,11 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from river import linear_model
 
+from bench.report import publish
 from service.adapters.river_classifier import ACOGClassifier
 from service.datasets import load
 
@@ -92,13 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, values in rates.items():
         ratios = [v / b for v, b in zip(values, rates[BASELINE], strict=True)]
         lines.append(f"| {name} | {spread(values)} | {spread(ratios, 2)} |")
-    text = "\n".join(lines)
-    print(text)
-    if args.output:
-        from bench.report import write_section
-
-        write_section(Path(args.output), "adapter-overhead", text)
-    return 0
+    return publish("\n".join(lines), args.output, "adapter-overhead")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aioredis
 
+from bench.report import publish
 from model_store import Example, PendingPrediction, RedisModelStore, make_prediction_id
 from model_store.connection import connect, packed_by_hiredis
 from service.datasets import load
@@ -139,13 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {step} | {spread(list(base))} | {spread(list(cand))} | {spread(list(cand / base), 2)} "
             f"| {spread(saved, 2)} |"
         )
-    text = "\n".join(lines)
-    print(text)
-    if args.output:
-        from bench.report import write_section
-
-        write_section(Path(args.output), "command-packing", text)
-    return 0
+    return publish("\n".join(lines), args.output, "command-packing")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ __all__ = [
     "cpu_model",
     "end_marker",
     "package_versions",
+    "publish",
     "read_section",
     "write_section",
 ]
@@ -131,6 +132,15 @@ def write_section(path: str | os.PathLike[str], name: str, body: str) -> None:
 
 
 _ANY_SECTION = re.compile(r"<!-- ([A-Za-z0-9_.-]+):begin -->.*?<!-- \1:end -->\n?", re.DOTALL)
+
+
+def publish(text: str, output: str | os.PathLike[str] | None, name: str) -> int:
+    """Print a benchmark's report and, given an ``output`` file, write it as section ``name``;
+    returns the exit status 0, for a script's ``main`` to return."""
+    print(text)
+    if output:
+        write_section(Path(output), name, text)
+    return 0
 
 
 def carry_sections(old_text: str, new_text: str) -> str:
