@@ -56,10 +56,14 @@ def primary_and_replica(tmp_path: Path) -> Iterator[tuple[PrivateRedis, PrivateR
             client.config_set("repl-diskless-sync-delay", 0)  # the replica syncs at once
         with redis.Redis(port=replica.port) as client:
             client.replicaof("127.0.0.1", primary.port)
+        # In sync means acknowledging writes: a replica that reports its link up can still leave the
+        # primary without an acknowledgement for a second or more (seen right after the initial
+        # sync), and a WAIT in that window times out. Wait until a write of our own is acknowledged.
+        with redis.Redis(port=primary.port) as client:
             deadline = time.monotonic() + 10
-            while client.info("replication").get("master_link_status") != "up":
-                assert time.monotonic() < deadline, "the replica did not connect"
-                time.sleep(0.05)
+            while not (client.set("fixture:sync", 1) and client.execute_command("WAIT", 1, 100) == 1):
+                assert time.monotonic() < deadline, "the replica does not acknowledge writes"
+            client.delete("fixture:sync")
         yield primary, replica
     finally:
         for server in servers:
