@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from typing import Any
 
 from river import linear_model
 
-from bench.report import publish
+from bench.report import publish, spread
 from service.adapters.river_classifier import ACOGClassifier
 from service.datasets import load
 
@@ -57,11 +56,6 @@ def rate(model: Any, examples: list[tuple[dict[str, float], bool]]) -> float:
         predict(x)
         learn(x, y)
     return len(examples) / (time.process_time() - start)
-
-
-def spread(values: list[float], digits: int = 0) -> str:
-    middle = statistics.median(values)
-    return f"{middle:,.{digits}f} ({min(values):,.{digits}f} to {max(values):,.{digits}f})"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aioredis
 
-from bench.report import publish
+from bench.report import publish, spread
 from model_store import Example, PendingPrediction, RedisModelStore, make_prediction_id
 from model_store.connection import connect, packed_by_hiredis
 from service.datasets import load
@@ -89,10 +88,6 @@ def pack_seconds(cls: type[Any], args: tuple[Any, ...], calls: int) -> float:
     return (time.process_time() - start) / calls
 
 
-def spread(values: list[float], digits: int = 1) -> str:
-    return f"{statistics.median(values):,.{digits}f} ({min(values):,.{digits}f} to {max(values):,.{digits}f})"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=20)
@@ -135,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     for step in ("pack", "put_pending"):
         base = np.array(times[(BASELINE, step)]) * 1e6
         cand = np.array(times[(CANDIDATE, step)]) * 1e6
-        saved = list((base - cand) / args.items)
+        saved = (base - cand) / args.items
         lines.append(
-            f"| {step} | {spread(list(base))} | {spread(list(cand))} | {spread(list(cand / base), 2)} "
+            f"| {step} | {spread(base, 1)} | {spread(cand, 1)} | {spread(cand / base, 2)} "
             f"| {spread(saved, 2)} |"
         )
     return publish("\n".join(lines), args.output, "command-packing")

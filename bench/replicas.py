@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ from pathlib import Path
 import httpx
 
 from bench.cpu_profile import cpu_seconds
-from bench.report import cpu_model, write_section
+from bench.report import cpu_model, spread, write_section
 from bench.service_load import Bench
 from service.telemetry import MULTIPROCESS_DIR
 from tests.support.private_redis import PrivateRedis
@@ -217,11 +216,6 @@ def _file_metrics_lines(
         f"| single /predict per s | {spread([r['predictions_per_s'] for r in files])} | | |",
         "",
     ]
-
-
-def spread(values: list[float], digits: int = 0) -> str:
-    middle = statistics.median(values)
-    return f"{middle:,.{digits}f} ({min(values):,.{digits}f} to {max(values):,.{digits}f})"
 
 
 def render(

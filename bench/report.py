@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import tempfile
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
@@ -44,6 +45,7 @@ __all__ = [
     "package_versions",
     "publish",
     "read_section",
+    "spread",
     "write_section",
 ]
 
@@ -132,6 +134,13 @@ def write_section(path: str | os.PathLike[str], name: str, body: str) -> None:
 
 
 _ANY_SECTION = re.compile(r"<!-- ([A-Za-z0-9_.-]+):begin -->.*?<!-- \1:end -->\n?", re.DOTALL)
+
+
+def spread(values: Iterable[float], digits: int = 0) -> str:
+    """The median of repeated runs and their range: ``"median (min to max)"``, with thousands separated."""
+    values = list(values)
+    middle = statistics.median(values)
+    return f"{middle:,.{digits}f} ({min(values):,.{digits}f} to {max(values):,.{digits}f})"
 
 
 def publish(text: str, output: str | os.PathLike[str] | None, name: str) -> int:

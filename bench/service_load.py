@@ -45,6 +45,7 @@ import numpy as np
 import redis
 
 from bench import cpu_profile
+from bench.report import spread
 from service.client import Client, Sparse
 from service.datasets import load
 from tests.support.private_redis import PrivateRedis, free_port
@@ -531,12 +532,6 @@ def memory(client: Client, pid: int, server: PrivateRedis, bench: Bench) -> dict
         }
     store.close()
     return out
-
-
-def spread(values: list[float], digits: int = 0) -> str:
-    """The median, and min to max."""
-    middle = statistics.median(values)
-    return f"{middle:,.{digits}f} ({min(values):,.{digits}f} to {max(values):,.{digits}f})"
 
 
 def ratios(r: dict[str, Any], server: str) -> list[float]:

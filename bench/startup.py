@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from bench.report import cpu_model, write_section
+from bench.report import cpu_model, spread, write_section
 from tests.support.private_redis import PrivateRedis
 from tests.support.service_process import ServiceProcess
 
@@ -88,11 +88,6 @@ def start_once(workdir: Path, redis_url: str, cache: Path, warm_up: str) -> dict
     }
 
 
-def spread(values: list[float], digits: int = 1) -> str:
-    """Median (min to max)."""
-    return f"{statistics.median(values):,.{digits}f} ({min(values):,.{digits}f} to {max(values):,.{digits}f})"
-
-
 def render(runs: dict[str, list[dict[str, float]]], cold: int, warm: int) -> str:
     baseline = statistics.median(r["ready_s"] for r in runs["warm"])
     labels = {
@@ -122,8 +117,8 @@ def render(runs: dict[str, list[dict[str, float]]], cold: int, warm: int) -> str
         rows = runs[key]
         ratio = [r["ready_s"] / baseline for r in rows]
         lines.append(
-            f"| {labels[key]} | {len(rows)} | {spread([r.get('listening_s', math.nan) for r in rows])} | "
-            f"{spread([r['ready_s'] for r in rows])} | {spread(ratio, 2)} | "
+            f"| {labels[key]} | {len(rows)} | {spread([r.get('listening_s', math.nan) for r in rows], 1)} | "
+            f"{spread([r['ready_s'] for r in rows], 1)} | {spread(ratio, 2)} | "
             f"{spread([r['p50_ms'] for r in rows], 2)} | {spread([r['p99_ms'] for r in rows], 2)} | "
             f"{spread([r['max_ms'] for r in rows], 2)} |"
         )
