@@ -354,7 +354,8 @@ async def test_a_retried_append_appends_nothing_twice(
 ) -> None:
     """redis-py retries a call whose answer was lost; the same server-made ids must not append twice."""
     await new_model(store)
-    fixed = iter([make_prediction_id("m", 1, time.time(), token=f"{i:016x}") for i in (1, 2, 1, 2)])
+    now = time.time()  # one clock reading: a retry makes the same ids, even across a millisecond tick
+    fixed = iter([make_prediction_id("m", 1, now, token=f"{i:016x}") for i in (1, 2, 1, 2)])
     monkeypatch.setattr("model_store.redis_log.make_prediction_id", lambda *args: next(fixed))
     items = [(example(0), 1), (example(1), -1)]
     first = await store.append_examples("m", 1, items, time.time())
