@@ -369,6 +369,11 @@ class Learner(LearnerInterface):
         """The weight vector ``mu`` (length ``dim``; the intercept weight last)."""
         return np.array(self._arrays["w"], dtype=np.float64)
 
+    def live_weights(self) -> np.ndarray:
+        """``mu`` itself, the array the kernels update in place (what :meth:`weights` copies): for a
+        caller that reads it between two updates, the ensemble's one-call vote. Never write to it."""
+        return self._arrays["w"]
+
     def to_state(self, copy: bool = True) -> dict[str, Any]:
         """The whole numeric state: copies of the arrays plus identifying scalars.
 

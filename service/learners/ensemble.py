@@ -44,6 +44,7 @@ import numpy as np
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter
+from .first_order import LINEAR_SIGNS_WIDTH, linear_score, linear_signs
 from .hedge import ALPHA, ETA, group_prior, hedge_steps, hedge_vote
 from .inputs import SparseVector
 from .interface import LearnerInterface
@@ -95,6 +96,26 @@ def _check_forests_fit(cls: type[Learner], n_features: int, params: dict[str, An
             f"{copies} {cls.algorithm} members of {n_features} features take {need / 2**20:.1f} MiB at full "
             f'size, over the memory budget of {budget / 2**20:.1f} MiB: auto_members "all"',
         )
+
+
+def _vote_calls(
+    members: Sequence[Learner], forms: Sequence[str]
+) -> tuple[list[tuple[str, list[int], np.ndarray]], list[tuple[int, str]]]:
+    """How :meth:`EtaGrid._vote` scores the members: the positions of those whose score is
+    ``w . x`` (the kernel :func:`~service.learners.first_order.linear_score` behind the contract's own
+    ``score_checked``) by input form, in calls of at most ``LINEAR_SIGNS_WIDTH`` (as a list and as
+    the array the kernel reads); every other member with its form, scored on its own."""
+    linear: dict[str, list[int]] = {}
+    alone: list[tuple[int, str]] = []
+    for k, (member, form) in enumerate(zip(members, forms, strict=True)):
+        cls = type(member)
+        if getattr(cls, "kernels", (None,))[0] is linear_score and cls.score_checked is Learner.score_checked:
+            linear.setdefault(form, []).append(k)
+        else:
+            alone.append((k, form))
+    width = LINEAR_SIGNS_WIDTH
+    chunks = [(f, ks[i : i + width]) for f, ks in linear.items() for i in range(0, len(ks), width)]
+    return [(form, ks, np.array(ks, dtype=np.int64)) for form, ks in chunks], alone
 
 
 class EtaGrid(LearnerInterface):
@@ -171,6 +192,7 @@ class EtaGrid(LearnerInterface):
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
         # members whose learn_checked is the contract's own: their kernel is called directly
         self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
+        self._linear_calls, self._scored_alone = _vote_calls(self.members, self.member_forms)
         self._tally = Tally(len(self.members), window)
         # the hedge's prior (every family over an input form the same mass) and its weights
         self._prior = group_prior(list(zip(self.member_algorithms, self.member_forms, strict=True)))
@@ -295,9 +317,16 @@ class EtaGrid(LearnerInterface):
         return {f: self.members[ks[0]].checked(vectors[f], label)[0] for f, ks in self._by_form.items()}
 
     def _vote(self, kernels: dict[str, SparseVector]) -> float:
-        """The Fixed-Share vote of every member's prediction on its form's kernel vector."""
-        pairs = zip(self.members, self.member_forms, strict=True)
-        row = np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
+        """The Fixed-Share vote of every member's prediction on its form's kernel vector: the
+        members whose score is ``w . x`` (the linear family) in one compiled call per input form
+        (:func:`~service.learners.first_order.linear_signs`, the same sums), the others one by one."""
+        members, row = self.members, np.empty(len(self.members), dtype=np.int8)
+        for form, ks, at in self._linear_calls:
+            idx, val = kernels[form]
+            ws = tuple([members[k].live_weights() for k in ks])
+            linear_signs(ws + ws[:1] * (LINEAR_SIGNS_WIDTH - len(ws)), len(ws), idx, val, at, row)
+        for k, form in self._scored_alone:
+            row[k] = 1 if members[k].score_checked(kernels[form]) >= 0.0 else -1
         return float(hedge_vote(self._log_w, row))
 
     def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:

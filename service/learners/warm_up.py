@@ -38,6 +38,7 @@ from ..normalization import unit_l2
 from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS
+from .first_order import LINEAR_SIGNS_WIDTH, linear_signs
 from .hedge import hedge_steps, hedge_vote
 from .selection import Tally
 from .standardise import standardise_rows
@@ -175,9 +176,14 @@ def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
 
 
 def _exercise_hedge() -> None:
-    """The ensemble's Fixed-Share vote (a prediction's vote and a stream of weight updates) and its
-    members' counts taking a label."""
+    """The ensemble's Fixed-Share vote (its linear members' signs in one call, on a writable and a
+    read-only vector; a prediction's vote and a stream of weight updates) and its members' counts
+    taking a label."""
     log_w, votes = np.zeros(2), np.ones((1, 2), dtype=np.int8)
+    ws, at, idx, val = (np.zeros(2),) * LINEAR_SIGNS_WIDTH, np.arange(2), np.array([1]), np.array([1.0])
+    linear_signs(ws, 2, idx, val, at, votes[0])
+    linear_signs(ws, 2, read_only(idx), read_only(val), at, votes[0])
+    linear_signs(ws, 2, idx, read_only(val), at, votes[0])
     hedge_vote(log_w, votes[0])
     counts, labels, prior = np.zeros(2, dtype=np.int64), np.ones(1, dtype=np.int64), np.full(2, 0.5)
     hedge_steps(log_w, counts, votes, labels, False, 0.5, 0.3, 0.001, prior)

@@ -1,0 +1,96 @@
+"""The ensemble's vote scores its linear members in one compiled call (``linear_signs``): the signs
+it votes with are every member's own ``score_checked`` sign, bit for bit, whatever the roster.
+
+The reference asks each member on its own, as the vote did before the one-call path; both rows go
+through the same ``hedge_vote``, so the assertions are on the signs the vote reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.learners import EtaGrid
+from service.learners.first_order import LINEAR_SIGNS_WIDTH, linear_signs
+from service.learners.hedge import hedge_vote
+from service.learners.inputs import canonical
+from service.model_config import ModelConfig
+
+from .streams import sparse_stream
+
+ROSTERS: dict[str, dict[str, Any]] = {
+    # d = 6: linear and quadratic over L2 and standardised input, the forest, the nearest neighbours
+    "every family": {"n_features": 6},
+    # nine rates and both losses: 18 linear members over one input, two calls (16 and 2)
+    "more than one call": {"n_features": 80, "eta_grid": [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000]},
+    "cost": {"n_features": 12, "objective": "cost"},
+    "no intercept": {"n_features": 9, "fit_intercept": False},
+}
+
+
+def built(roster: str) -> EtaGrid:
+    learner = ModelConfig(**ROSTERS[roster]).build_learner()
+    assert isinstance(learner, EtaGrid)
+    return learner
+
+
+def reference_row(learner: EtaGrid, vector: Any) -> np.ndarray:
+    kernels = learner._kernel_vectors(learner.inputs.vectors_unchecked(vector))
+    pairs = zip(learner.members, learner.member_forms, strict=True)
+    return np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    roster=st.sampled_from(sorted(ROSTERS)),
+    seed=st.integers(0, 2**16),
+    labels=st.integers(0, 60),
+)
+def test_the_vote_reads_every_member_own_sign(roster: str, seed: int, labels: int) -> None:
+    learner = built(roster)
+    d = learner.n_features
+    X, y = sparse_stream(labels + 20, d, density=0.5, seed=seed)
+    for i in range(labels):
+        learner.learn(X[i], int(y[i]))
+    assert sum(len(ks) for _, ks, _ in learner._linear_calls) == learner.member_algorithms.count(
+        learner.member_algorithms[0]
+    )
+    for i in range(labels, labels + 20):
+        vector = canonical(X[i], d)
+        row = reference_row(learner, vector)
+        assert learner.score_unchecked(vector) == float(hedge_vote(learner._log_w, row))
+        assert learner.score(X[i]) == float(hedge_vote(learner._log_w, row))
+
+
+def test_calls_hold_at_most_the_width_and_every_member_once() -> None:
+    learner = built("more than one call")
+    linear = [k for _, ks, _ in learner._linear_calls for k in ks]
+    alone = [k for k, _ in learner._scored_alone]
+    assert [len(ks) for _, ks, _ in learner._linear_calls] == [LINEAR_SIGNS_WIDTH, 18 - LINEAR_SIGNS_WIDTH]
+    assert sorted(linear + alone) == list(range(len(learner.members)))
+    for _, ks, at in learner._linear_calls:
+        assert at.tolist() == ks
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    weights=st.lists(st.lists(st.floats(-1e6, 1e6), min_size=5, max_size=5), min_size=1, max_size=16),
+    values=st.lists(st.floats(-1e3, 1e3), min_size=5, max_size=5),
+)
+def test_linear_signs_is_the_sign_of_each_dot_product_in_index_order(
+    weights: list[list[float]], values: list[float]
+) -> None:
+    ws = tuple(np.array(w) for w in weights)
+    idx, val = np.arange(5), np.array(values)
+    out = np.zeros(len(ws) + 3, dtype=np.int8)
+    at = np.arange(3, 3 + len(ws))
+    linear_signs(ws + ws[:1] * (LINEAR_SIGNS_WIDTH - len(ws)), len(ws), idx, val, at, out)
+    for k, w in enumerate(ws):
+        total = 0.0
+        for j in range(5):
+            total += w[j] * val[j]
+        assert out[3 + k] == (1 if total >= 0.0 else -1)
+    assert not out[:3].any()  # only the positions in `at` are written
