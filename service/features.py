@@ -27,7 +27,7 @@ not seen yet contributes nothing to the score.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ from model_store import Example
 
 from .learners import ALGORITHMS
 from .learners.errors import InvalidInput
-from .learners.inputs import SparseVector, canonical
+from .learners.inputs import SparseVector, canonical, canonical_dense
 from .model_config import ModelConfig
 from .normalization import unit_l2
 
@@ -142,24 +142,26 @@ class FeatureSpace:
         return example, self._lookup(names, values)
 
     def _indexed(self, features: Any, field: str) -> SparseVector:
-        if isinstance(features, Mapping):
+        if isinstance(features, list | tuple):  # a dense list (first: the common case, and no ABC check)
+            x: Any = np.asarray(features, dtype=np.float64)
+            convert: Callable[..., SparseVector] = canonical_dense
+        elif isinstance(features, Mapping):
             if set(features) != {"indices", "values"}:
                 raise FeatureError(
                     field, 'must be a list of numbers or {"indices": [...], "values": [...]} for this model'
                 )
-            x: Any = (np.asarray(features["indices"], dtype=np.int64), np.asarray(features["values"]))
+            x = (np.asarray(features["indices"], dtype=np.int64), np.asarray(features["values"]))
             if x[0].size > 1 and not bool(np.all(x[0][1:] > x[0][:-1])):
                 raise FeatureError(
                     f"{field}.indices",
                     "must be strictly increasing (sorted, each index once); got "
                     f"{features['indices'][:20]!r}",
                 )
-        elif isinstance(features, list | tuple):
-            x = np.asarray(features, dtype=np.float64)
+            convert = canonical
         else:
             raise FeatureError(field, "must be a list of numbers or a sparse {indices, values} object")
         try:
-            return canonical(x, self.dimension, keep_zeros=self.keep_zeros)
+            return convert(x, self.dimension, keep_zeros=self.keep_zeros)
         except InvalidInput as exc:
             raise FeatureError(field, exc.problem.replace("n_features", "the model's n_features")) from None
 

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from model_store import Example
 
 from ..features import FeatureError
-from ..learners.inputs import SparseVector
+from ..learners.inputs import SparseVector, max_abs
 from ..settings import Settings
 from .errors import InvalidRequest, LimitExceeded, TooLarge
 from .observer import Observer
@@ -39,7 +37,7 @@ class InstanceReader:
             self._refused(replica.name, labelled)
             raise InvalidRequest(exc.field, exc.problem) from None
         bound = self.settings.max_feature_value
-        if not runtime.features.unit_rows and example.values.size and np.abs(example.values).max() > bound:
+        if not runtime.features.unit_rows and max_abs(example.values) > bound:
             self._refused(replica.name, labelled)
             raise LimitExceeded(
                 field,

@@ -46,6 +46,19 @@ def canonical(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector
     return _from_dense(x, n_features, keep_zeros)
 
 
+def canonical_dense(values: np.ndarray, n_features: int, keep_zeros: bool = False) -> SparseVector:
+    """:func:`canonical` of a dense array, the same vector or the same refusal: a float64 vector of
+    length ``n_features`` is scanned by one kernel without the general checks (the service's
+    parser hands over such an array, made from the request's list of numbers), anything else goes
+    the general way. ``values`` is kept as the output's values with ``keep_zeros``: pass a fresh array."""
+    if values.dtype != np.float64 or values.shape != (n_features,) or not values.flags.c_contiguous:
+        return _from_dense(values, n_features, keep_zeros)
+    status, idx, val = dense_support(values)
+    if status != OK:
+        raise InvalidInput("x", "contains NaN or inf")
+    return (np.arange(n_features, dtype=np.int64), values) if keep_zeros else (idx, val)
+
+
 def _from_dense(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
     try:
         arr = np.asarray(x)
@@ -108,9 +121,8 @@ def _from_scipy(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVect
 
 
 def _numeric(arr: np.ndarray) -> bool:
-    return arr.dtype != np.bool_ and (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    )
+    """Signed or unsigned integers, or floating point (not bool, complex or objects)."""
+    return arr.dtype.kind in "iuf"
 
 
 OK, NOT_FINITE, OUT_OF_RANGE, REPEATED = 0, 1, 2, 3
@@ -125,6 +137,15 @@ def _checked(idx: np.ndarray, val: np.ndarray, n_features: int, keep_zeros: bool
     if status == REPEATED:
         raise InvalidInput("x", "a sparse index appears more than once")
     return out_idx, out_val
+
+
+@kernel
+def max_abs(values: np.ndarray) -> float:
+    """``max |v|`` over ``values`` (0 for none), in one pass without a temporary array."""
+    top = 0.0
+    for v in values:
+        top = max(top, abs(v))
+    return top
 
 
 @kernel

@@ -40,6 +40,7 @@ from .errors import InvalidParameter
 from .feature_maps import ORDERS
 from .first_order import LINEAR_SIGNS_WIDTH, linear_signs
 from .hedge import hedge_steps, hedge_vote
+from .inputs import max_abs
 from .selection import Tally
 from .standardise import standardise_rows
 
@@ -112,6 +113,7 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
             report(k, len(names), name)
         _exercise(ALGORITHMS[name])
     unit_l2(np.array([3.0, 4.0]))
+    max_abs(np.array([3.0, -4.0]))  # the request's bound (max_feature_value)
     unit_l2(read_only(np.array([3.0, 4.0])))  # the ensemble scales the label log's read-only values
     standardise_rows(np.ones((1, 1)), np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1), True)
     _exercise_hedge()
