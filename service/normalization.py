@@ -37,6 +37,48 @@ def unit_l2_rows(indptr: np.ndarray, data: np.ndarray) -> np.ndarray:
     return out
 
 
+@kernel
+def unit_l2_kernel_vector(
+    idx: np.ndarray, val: np.ndarray, tail: int, tail_value: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A canonical vector's L2 form as a learner's kernel reads it, in one call: the values scaled
+    as :func:`unit_l2` scales them (by the largest magnitude, then by the norm of the result, the
+    squares summed in index order; a zero vector left at zero), the entries that are zero after it
+    dropped (explicit zeros, and underflow), then the entry ``(tail, tail_value)`` (the intercept)
+    unless ``tail < 0``. The same bits as ``nonzero``, :func:`unit_l2`, ``nonzero`` and the
+    learner's ``kernel_vector`` one after the other: a zero adds an exact 0 to the sum of squares."""
+    n = val.shape[0]
+    top = 0.0
+    for k in range(n):
+        top = max(top, abs(val[k]))
+    scaled = val.copy()
+    if top != 0.0:
+        acc = 0.0
+        for k in range(n):
+            s = val[k] / top
+            scaled[k] = s
+            acc += s * s
+        norm = np.sqrt(acc)
+        for k in range(n):
+            scaled[k] = scaled[k] / norm
+    kept = 0
+    for k in range(n):
+        kept += scaled[k] != 0.0
+    m = 1 if tail >= 0 else 0
+    out_idx = np.empty(kept + m, np.int64)
+    out_val = np.empty(kept + m, np.float64)
+    j = 0
+    for k in range(n):
+        if scaled[k] != 0.0:
+            out_idx[j] = idx[k]
+            out_val[j] = scaled[k]
+            j += 1
+    if m:
+        out_idx[j] = tail
+        out_val[j] = tail_value
+    return out_idx, out_val
+
+
 def unit_l2(values: np.ndarray) -> np.ndarray:
     """One vector's values scaled to unit L2 norm (a new array)."""
     values = np.ascontiguousarray(values, dtype=np.float64)

@@ -274,6 +274,13 @@ class Learner(LearnerInterface):
         ``y`` already in {-1, +1}; nothing is validated again."""
         return self.learn_checked(self.kernel_vector(vector), y)
 
+    def intercept(self) -> tuple[int, float] | None:
+        """The entry :meth:`kernel_vector` appends, ``(index, value)`` of the constant feature, or
+        None without an intercept."""
+        if self._intercept is None:
+            return None
+        return int(self._intercept[0][0]), float(self._intercept[1][0])
+
     def kernel_vector(self, vector: SparseVector) -> SparseVector:
         """A canonical vector (what :func:`~service.learners.inputs.canonical` returns for this
         learner's ``n_features``: int64 indices strictly increasing in ``[0, n_features)``, finite

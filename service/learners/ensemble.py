@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..normalization import unit_l2_kernel_vector
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter
@@ -118,6 +119,14 @@ def _vote_calls(
     return [(form, ks, np.array(ks, dtype=np.int64)) for form, ks in chunks], alone
 
 
+def _l2_tail(members: Sequence[Learner], l2: Sequence[int]) -> tuple[int, float] | None:
+    """The intercept entry the members of the L2 form append (``(-1, 0.0)`` without one), or None
+    when there are none or they read explicit zeros (then the L2 form goes the general way)."""
+    if not l2 or members[l2[0]].needs_presence:
+        return None
+    return members[l2[0]].intercept() or (-1, 0.0)
+
+
 class EtaGrid(LearnerInterface):
     """Members that differ in ``eta``, the loss, the family and the input form; predictions follow
     the best so far."""
@@ -193,6 +202,7 @@ class EtaGrid(LearnerInterface):
         # members whose learn_checked is the contract's own: their kernel is called directly
         self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
         self._linear_calls, self._scored_alone = _vote_calls(self.members, self.member_forms)
+        self._l2_tail = _l2_tail(self.members, self._by_form.get("l2", []))
         self._tally = Tally(len(self.members), window)
         # the hedge's prior (every family over an input form the same mass) and its weights
         self._prior = group_prior(list(zip(self.member_algorithms, self.member_forms, strict=True)))
@@ -270,10 +280,10 @@ class EtaGrid(LearnerInterface):
         """:meth:`score` of a vector validated at the edge: each input form is still made (L2,
         standardisation), only the checks are not repeated."""
         if self.selection == "hedge":
-            return self._vote(self._kernel_vectors(self.inputs.vectors_unchecked(vector)))
+            return self._vote(self._unchecked_kernels(vector))
         leader = self.leader()
         form = self.member_forms[leader]
-        kernel = self._kernel_vectors(self.inputs.vectors_unchecked(vector, forms=(form,)))[form]
+        kernel = self._unchecked_kernels(vector, forms=(form,))[form]
         return self.members[leader].score_checked(kernel)
 
     def predict_unchecked(self, vector: SparseVector) -> int:
@@ -291,7 +301,7 @@ class EtaGrid(LearnerInterface):
         for k in np.argsort(-w, kind="stable"):
             form = self.member_forms[k]
             if form not in kernels:
-                kernels |= self._kernel_vectors(self.inputs.vectors_unchecked(vector, forms=(form,)))
+                kernels |= self._unchecked_kernels(vector, forms=(form,))
             row[k] = 1 if self.members[k].score_checked(kernels[form]) >= 0.0 else -1
             vote += float(w[k]) * int(row[k])
             left -= float(w[k])
@@ -309,7 +319,7 @@ class EtaGrid(LearnerInterface):
         """:meth:`learn` of a vector validated at the edge and a label in {-1, +1}: every input form
         is made (the standardisation learns ``vector``), nothing is checked again."""
         self._refuse_if_borrowed()
-        return self._learn_members(self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn=True)), y)
+        return self._learn_members(self._unchecked_kernels(vector, learn=True), y)
 
     def _checked_kernels(self, vectors: dict[str, Any], label: int) -> dict[str, SparseVector]:
         """Each form's vector checked once for all its members (they read the same vector), in the
@@ -328,6 +338,25 @@ class EtaGrid(LearnerInterface):
         for k, form in self._scored_alone:
             row[k] = 1 if members[k].score_checked(kernels[form]) >= 0.0 else -1
         return float(hedge_vote(self._log_w, row))
+
+    def _unchecked_kernels(
+        self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None
+    ) -> dict[str, SparseVector]:
+        """``_kernel_vectors(inputs.vectors_unchecked(vector, learn, forms))``, the same bits, with the
+        L2 form made by one kernel (:func:`~service.normalization.unit_l2_kernel_vector`) when its
+        members read it without explicit zeros."""
+        wanted = self.inputs.forms if forms is None else tuple(forms)
+        if self._l2_tail is None or "l2" not in wanted:
+            return self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, wanted))
+        rest = tuple(f for f in wanted if f != "l2")
+        statistics_learn = learn and "standard" in self.inputs.forms
+        out = (
+            self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, rest))
+            if rest or statistics_learn
+            else {}
+        )
+        out["l2"] = unit_l2_kernel_vector(vector[0], vector[1], *self._l2_tail)
+        return out
 
     def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:
         """Each form's vector as its members' kernels read it, unchecked: the bits :meth:`learn`'s

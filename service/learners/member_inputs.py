@@ -69,20 +69,22 @@ class MemberInputs:
     ) -> dict[str, SparseVector]:
         """:meth:`vectors` of a canonical vector validated at the edge (the service's feature
         parser), not checked again: the same transforms, the same bits. ``forms`` limits the output
-        to some forms (all of them when the statistics learn)."""
+        to some forms (all by default); with ``learn`` the statistics learn ``vector`` whether or not
+        the standardised form is asked for."""
         if self.forms == ("raw",):
             return {"raw": vector}
-        wanted = self.forms if learn or forms is None else tuple(forms)
+        wanted = self.forms if forms is None else tuple(forms)
         idx, val = nonzero(vector)  # what canonical() gives the checked path
         out: dict[str, SparseVector] = {}
         if "l2" in wanted:
             out["l2"] = (idx, unit_l2(val))
-        if "standard" in wanted:
+        if "standard" in wanted or (learn and "standard" in self.forms):
             dense = np.zeros((1, self.n_features))
             dense[0, idx] = val
             z = self._standardise(dense, learn)[0]
             nz = np.flatnonzero(z)
-            out["standard"] = (nz.astype(np.int64), z[nz])
+            if "standard" in wanted:
+                out["standard"] = (nz.astype(np.int64), z[nz])
         return out
 
     def streams(self, X: Any, y: Any) -> dict[str, Any]:

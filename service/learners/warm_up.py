@@ -9,7 +9,8 @@ algorithm) change none of them; whether an input array is writable does (the lab
 examples are read-only views of Redis's bytes). So one tiny learner per algorithm, taken through
 both call paths (``score``/``learn``, and ``run``) with both input forms, writable and read-only,
 compiles everything a model of that algorithm will ever run, plus
-:func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through, and
+:func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through,
+:func:`service.normalization.unit_l2_kernel_vector` (the ensemble's L2 form), and
 :func:`service.learners.standardise.standardise_rows` (the ensemble's standardised input). A model
 configuration also names the learners its ensemble's families run (``member_algorithms()``).
 
@@ -34,7 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .. import jit_cache
-from ..normalization import unit_l2
+from ..normalization import unit_l2, unit_l2_kernel_vector
 from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS
@@ -115,6 +116,9 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
     unit_l2(np.array([3.0, 4.0]))
     max_abs(np.array([3.0, -4.0]))  # the request's bound (max_feature_value)
     unit_l2(read_only(np.array([3.0, 4.0])))  # the ensemble scales the label log's read-only values
+    idx, val = np.array([0, 1]), np.array([3.0, 4.0])  # and makes a request's or an entry's L2 form
+    for pair in ((idx, val), (read_only(idx), read_only(val)), (idx, read_only(val))):
+        unit_l2_kernel_vector(*pair, 2, 1.0)
     standardise_rows(np.ones((1, 1)), np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1), True)
     _exercise_hedge()
     if report is not None:

@@ -1,0 +1,69 @@
+"""The ensemble makes a request's L2 form in one kernel (``unit_l2_kernel_vector``): the same bits
+as the steps it replaces, ``nonzero``, ``unit_l2``, ``nonzero`` and the member's ``kernel_vector``."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.learners import EtaGrid
+from service.learners.base import read_only
+from service.learners.member_inputs import nonzero
+from service.model_config import ModelConfig
+from service.normalization import unit_l2, unit_l2_kernel_vector
+
+magnitudes = st.one_of(
+    st.floats(-1e300, 1e300),
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1e-310, 1e300, -1e300]),
+)
+vectors = st.lists(magnitudes, max_size=12).map(
+    lambda v: (np.flatnonzero(np.ones(len(v))).astype(np.int64) * 2, np.array(v, dtype=np.float64))
+)
+
+
+def by_steps(idx: np.ndarray, val: np.ndarray, tail: int, tail_value: float) -> tuple[np.ndarray, np.ndarray]:
+    idx, val = nonzero((idx, val))
+    idx, val = nonzero((idx, unit_l2(val)))
+    if tail < 0:
+        return idx, val
+    return np.append(idx, np.int64(tail)), np.append(val, tail_value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(vector=vectors, tail=st.sampled_from([-1, 99]), tail_value=st.sampled_from([1.0, 0.5]))
+def test_one_kernel_gives_the_bits_of_the_steps(
+    vector: tuple[np.ndarray, np.ndarray], tail: int, tail_value: float
+) -> None:
+    idx, val = vector
+    want = by_steps(idx, val, tail, tail_value)
+    for a, b in ((idx, val), (read_only(idx), read_only(val)), (idx, read_only(val))):
+        got = unit_l2_kernel_vector(a, b, tail, tail_value)
+        assert got[0].tolist() == want[0].tolist()
+        assert got[1].tobytes() == want[1].tobytes()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    rows=st.lists(st.lists(magnitudes, min_size=5, max_size=5), min_size=1, max_size=8),
+    d=st.sampled_from([5, 70]),
+    intercept=st.booleans(),
+)
+def test_the_ensemble_makes_every_form_as_before(rows: list[list[float]], d: int, intercept: bool) -> None:
+    """Every form the ensemble's kernels read, scoring and learning, against the general way
+    (``_kernel_vectors`` of ``vectors_unchecked``), the standardisation learning the same rows."""
+    fast = ModelConfig(n_features=d, fit_intercept=intercept).build_learner()
+    slow = ModelConfig(n_features=d, fit_intercept=intercept).build_learner()
+    assert isinstance(fast, EtaGrid) and isinstance(slow, EtaGrid)
+    assert fast._l2_tail == ((d, 1.0) if intercept else (-1, 0.0))
+    for row in rows:
+        idx, val = nonzero((np.arange(5, dtype=np.int64) * (d // 5), np.array(row)))
+        for learn in (False, True):
+            got = fast._unchecked_kernels((idx, val), learn=learn)
+            want = slow._kernel_vectors(slow.inputs.vectors_unchecked((idx, val), learn=learn))
+            assert sorted(got) == sorted(want) == sorted(fast.inputs.forms)
+            for form in want:
+                assert got[form][0].tolist() == want[form][0].tolist()
+                assert got[form][1].tobytes() == want[form][1].tobytes()
+    for name, array in fast.inputs.arrays.items():
+        assert array.tobytes() == slow.inputs.arrays[name].tobytes()
