@@ -202,6 +202,10 @@ class EtaGrid(LearnerInterface):
         # members whose learn_checked is the contract's own: their kernel is called directly
         self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
         self._linear_calls, self._scored_alone = _vote_calls(self.members, self.member_forms)
+        self._linear_call_of: list[tuple[str, list[int], np.ndarray] | None] = [None] * len(self.members)
+        for call in self._linear_calls:
+            for k in call[1]:
+                self._linear_call_of[k] = call
         self._l2_tail = _l2_tail(self.members, self._by_form.get("l2", []))
         self._tally = Tally(len(self.members), window)
         # the hedge's prior (every family over an input form the same mass) and its weights
@@ -288,8 +292,9 @@ class EtaGrid(LearnerInterface):
 
     def predict_unchecked(self, vector: SparseVector) -> int:
         """The sign of :meth:`score_unchecked`, the same label. With the hedge vote, members are
-        asked in decreasing weight (each input form made when first needed) until those left
-        cannot change the sign, with a margin far above rounding; a vote that close to 0 is
+        asked in decreasing weight (each input form made when first needed; a linear member's whole
+        call answers at once, the signs of the others kept for when their turn comes) until those
+        left cannot change the sign, with a margin far above rounding; a vote that close to 0 is
         summed in full, as :meth:`score_unchecked` does."""
         if self.selection != "hedge":
             return super().predict_unchecked(vector)
@@ -298,11 +303,16 @@ class EtaGrid(LearnerInterface):
         margin, vote = 1e-9 * left, 0.0
         kernels: dict[str, SparseVector] = {}
         row = np.zeros(len(self.members), dtype=np.int8)
-        for k in np.argsort(-w, kind="stable"):
+        for k in np.argsort(-w, kind="stable").tolist():
             form = self.member_forms[k]
             if form not in kernels:
                 kernels |= self._unchecked_kernels(vector, forms=(form,))
-            row[k] = 1 if self.members[k].score_checked(kernels[form]) >= 0.0 else -1
+            if not row[k]:  # not asked yet: a linear member asks its whole call at once
+                call = self._linear_call_of[k]
+                if call is None:
+                    row[k] = 1 if self.members[k].score_checked(kernels[form]) >= 0.0 else -1
+                else:
+                    self._linear_signs(call, kernels, row)
             vote += float(w[k]) * int(row[k])
             left -= float(w[k])
             if abs(vote) > left + margin:
@@ -331,13 +341,20 @@ class EtaGrid(LearnerInterface):
         members whose score is ``w . x`` (the linear family) in one compiled call per input form
         (:func:`~service.learners.first_order.linear_signs`, the same sums), the others one by one."""
         members, row = self.members, np.empty(len(self.members), dtype=np.int8)
-        for form, ks, at in self._linear_calls:
-            idx, val = kernels[form]
-            ws = tuple([members[k].live_weights() for k in ks])
-            linear_signs(ws + ws[:1] * (LINEAR_SIGNS_WIDTH - len(ws)), len(ws), idx, val, at, row)
+        for call in self._linear_calls:
+            self._linear_signs(call, kernels, row)
         for k, form in self._scored_alone:
             row[k] = 1 if members[k].score_checked(kernels[form]) >= 0.0 else -1
         return float(hedge_vote(self._log_w, row))
+
+    def _linear_signs(
+        self, call: tuple[str, list[int], np.ndarray], kernels: dict[str, SparseVector], row: np.ndarray
+    ) -> None:
+        """The signs of the members of one linear call into ``row``, at their positions."""
+        form, ks, at = call
+        idx, val = kernels[form]
+        ws = tuple([self.members[k].live_weights() for k in ks])
+        linear_signs(ws + ws[:1] * (LINEAR_SIGNS_WIDTH - len(ws)), len(ws), idx, val, at, row)
 
     def _unchecked_kernels(
         self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None

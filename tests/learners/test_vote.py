@@ -1,5 +1,6 @@
 """The ensemble's vote scores its linear members in one compiled call (``linear_signs``): the signs
-it votes with are every member's own ``score_checked`` sign, bit for bit, whatever the roster.
+it votes with are every member's own ``score_checked`` sign, bit for bit, whatever the roster, and
+the early-exit vote of ``predict_unchecked`` gives the same label.
 
 The reference asks each member on its own, as the vote did before the one-call path; both rows go
 through the same ``hedge_vote``, so the assertions are on the signs the vote reads.
@@ -61,8 +62,11 @@ def test_the_vote_reads_every_member_own_sign(roster: str, seed: int, labels: in
     for i in range(labels, labels + 20):
         vector = canonical(X[i], d)
         row = reference_row(learner, vector)
-        assert learner.score_unchecked(vector) == float(hedge_vote(learner._log_w, row))
-        assert learner.score(X[i]) == float(hedge_vote(learner._log_w, row))
+        vote = float(hedge_vote(learner._log_w, row))
+        assert learner.score_unchecked(vector) == vote
+        assert learner.score(X[i]) == vote
+        # the early-exit vote (a challenger's shadow label) asks a linear call at once: same label
+        assert learner.predict_unchecked(vector) == (1 if vote >= 0.0 else -1)
 
 
 def test_calls_hold_at_most_the_width_and_every_member_once() -> None:
