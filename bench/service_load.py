@@ -219,6 +219,9 @@ SERVICE_ENV = {
     "ACOG_DEFAULT_MODEL": '{"name": "default", "n_features": 123}',
     "ACOG_MAX_BATCH": "1000",
     "ACOG_WS_MAX_MESSAGES_PER_SECOND": "1000000",
+    # five repeats store more than the default million pending predictions (none is labelled in the
+    # throughput runs, and they live for the whole label window)
+    "ACOG_MAX_PENDING_PER_MODEL": "5000000",
 }
 
 
@@ -539,14 +542,15 @@ def ratios(r: dict[str, Any], server: str) -> list[float]:
 
 
 def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
-    ratio = statistics.median(ratios(r, "uvicorn"))
+    pairs = ratios(r, "uvicorn")
     feedback, ws, loop = r["feedback"], r["ws_predict"], r["open_loop_2000"]
     return [
         (
             "single /predict vs no-op (uvicorn)",
             ">= 1.0",
-            spread(ratios(r, "uvicorn"), 2),
-            ratio >= 1.0,
+            f"{statistics.median(pairs):.2f} ({min(pairs):.2f} to {max(pairs):.2f}; "
+            f"{sum(v >= 1.0 for v in pairs)} of {len(pairs)} pairs at 1.0 or above)",
+            statistics.median(pairs) >= 1.0,
         ),
         (
             "durable labels/s, one per request",
