@@ -99,7 +99,7 @@ import scipy.sparse as sp
 from . import driver
 from .driver import NoParams, RhoConfig, RhoMode
 from .errors import InvalidInput, InvalidParameter
-from .inputs import SparseVector, canonical, with_intercept
+from .inputs import SparseVector, canonical, read_only, with_intercept
 from .interface import LearnerInterface
 from .params import COMMON_PARAMS as COMMON_PARAMS
 from .params import COST_PARAMS as COST_PARAMS
@@ -151,13 +151,6 @@ OnlineLearner = LearnerInterface
 """What the service needs of a learner: :class:`Learner` and the ``eta="auto"`` ensemble
 (:class:`service.learners.ensemble.EtaGrid`) both derive from it. See the module docstring for the
 meaning of each member."""
-
-
-def read_only(arr: np.ndarray) -> np.ndarray:
-    """A view of ``arr`` that cannot be written through."""
-    view = arr.view()
-    view.flags.writeable = False
-    return view
 
 
 class Learner(LearnerInterface):
@@ -273,13 +266,6 @@ class Learner(LearnerInterface):
         """:meth:`learn` of a vector validated at the edge (see :meth:`kernel_vector`) and a label
         ``y`` already in {-1, +1}; nothing is validated again."""
         return self.learn_checked(self.kernel_vector(vector), y)
-
-    def intercept(self) -> tuple[int, float] | None:
-        """The entry :meth:`kernel_vector` appends, ``(index, value)`` of the constant feature, or
-        None without an intercept."""
-        if self._intercept is None:
-            return None
-        return int(self._intercept[0][0]), float(self._intercept[1][0])
 
     def kernel_vector(self, vector: SparseVector) -> SparseVector:
         """A canonical vector (what :func:`~service.learners.inputs.canonical` returns for this

@@ -43,16 +43,14 @@ import numpy as np
 
 from ..normalization import unit_l2_kernel_vector
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
-from .covariance import check_sigma_fits
 from .errors import InvalidInput, InvalidParameter
-from .first_order import LINEAR_SIGNS_WIDTH, linear_score, linear_signs
 from .hedge import ALPHA, ETA, group_prior, hedge_steps, hedge_vote
 from .inputs import SparseVector
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
-from .nonlinear import check_map_fits, mapped_dimension
-from .roster import Family, budget_of, family_name, full_nbytes
+from .roster import Family, check_family_fits, check_forests_fit, family_name
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
+from .vote import MemberSigns, appended_entry
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 
@@ -69,62 +67,6 @@ def _check_options(grid: Sequence[float], objective: Any, selection: Any, c_p: f
         raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise InvalidParameter("window", f"must be an integer >= 1, got {window!r}")
-
-
-def _check_fits(cls: type[Learner], n_features: int, params: dict[str, Any], copies: int) -> None:
-    """Refuse (by name) a family whose ``copies`` members' arrays exceed the memory budget."""
-    spec = cls.param_spec()
-    if "memory_budget" not in spec:
-        return
-    dim = n_features + (1 if params.get("fit_intercept") else 0)
-    budget = params.get("memory_budget", spec["memory_budget"][0])
-    if "update" not in spec:
-        check_sigma_fits(cls.algorithm, dim, budget, copies=copies)
-        return
-    check_map_fits(cls.algorithm, n_features, params, copies=copies)  # a map's learner
-    if params.get("update") == "acog":
-        dim += mapped_dimension(cls.algorithm, n_features, params) - n_features
-        check_sigma_fits(f"{cls.algorithm} (update acog)", dim, budget, copies=copies)
-
-
-def _check_forests_fit(cls: type[Learner], n_features: int, params: dict[str, Any], copies: int) -> None:
-    """Refuse (by name) members without a rate (the forest, the neighbours) whose ``copies``, at their
-    full size, exceed the memory budget."""
-    need, budget = copies * full_nbytes(cls, n_features, params), budget_of(params)
-    if need > budget:
-        raise InvalidParameter(
-            "n_features",
-            f"{copies} {cls.algorithm} members of {n_features} features take {need / 2**20:.1f} MiB at full "
-            f'size, over the memory budget of {budget / 2**20:.1f} MiB: auto_members "all"',
-        )
-
-
-def _vote_calls(
-    members: Sequence[Learner], forms: Sequence[str]
-) -> tuple[list[tuple[str, list[int], np.ndarray]], list[tuple[int, str]]]:
-    """How :meth:`EtaGrid._vote` scores the members: the positions of those whose score is
-    ``w . x`` (the kernel :func:`~service.learners.first_order.linear_score` behind the contract's own
-    ``score_checked``) by input form, in calls of at most ``LINEAR_SIGNS_WIDTH`` (as a list and as
-    the array the kernel reads); every other member with its form, scored on its own."""
-    linear: dict[str, list[int]] = {}
-    alone: list[tuple[int, str]] = []
-    for k, (member, form) in enumerate(zip(members, forms, strict=True)):
-        cls = type(member)
-        if getattr(cls, "kernels", (None,))[0] is linear_score and cls.score_checked is Learner.score_checked:
-            linear.setdefault(form, []).append(k)
-        else:
-            alone.append((k, form))
-    width = LINEAR_SIGNS_WIDTH
-    chunks = [(f, ks[i : i + width]) for f, ks in linear.items() for i in range(0, len(ks), width)]
-    return [(form, ks, np.array(ks, dtype=np.int64)) for form, ks in chunks], alone
-
-
-def _l2_tail(members: Sequence[Learner], l2: Sequence[int]) -> tuple[int, float] | None:
-    """The intercept entry the members of the L2 form append (``(-1, 0.0)`` without one), or None
-    when there are none or they read explicit zeros (then the L2 form goes the general way)."""
-    if not l2 or members[l2[0]].needs_presence:
-        return None
-    return members[l2[0]].intercept() or (-1, 0.0)
 
 
 class EtaGrid(LearnerInterface):
@@ -170,7 +112,7 @@ class EtaGrid(LearnerInterface):
         self.member_forms: list[str] = []
         for k, (cls, options) in enumerate(spanning):
             shared = params if k == 0 else {key: v for key, v in params.items() if key in cls.param_spec()}
-            _check_fits(cls, n_features, {**shared, **options}, copies=len(configs) * len(forms))
+            check_family_fits(cls, n_features, {**shared, **options}, copies=len(configs) * len(forms))
             name = cls.algorithm if k == 0 else family_name((cls, options))
             for form in forms:
                 for loss, eta in configs:
@@ -182,7 +124,7 @@ class EtaGrid(LearnerInterface):
             options = {key: v for key, v in family_options.items() if key != "inputs"}
             own_forms = [f for f in forms if f in family_options.get("inputs", forms)] or list(forms)
             shared = {key: v for key, v in params.items() if key in cls.param_spec()}
-            _check_forests_fit(cls, n_features, {**shared, **options}, copies=len(own_forms))
+            check_forests_fit(cls, n_features, {**shared, **options}, copies=len(own_forms))
             for form in own_forms:
                 self.members.append(cls(n_features, **{**shared, **options}))
                 self.member_algorithms.append(family_name((cls, options)))
@@ -201,12 +143,8 @@ class EtaGrid(LearnerInterface):
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
         # members whose learn_checked is the contract's own: their kernel is called directly
         self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
-        self._linear_calls, self._scored_alone = _vote_calls(self.members, self.member_forms)
-        self._linear_call_of: list[tuple[str, list[int], np.ndarray] | None] = [None] * len(self.members)
-        for call in self._linear_calls:
-            for k in call[1]:
-                self._linear_call_of[k] = call
-        self._l2_tail = _l2_tail(self.members, self._by_form.get("l2", []))
+        self._signs = MemberSigns(self.members, self.member_forms)
+        self._l2_entry: tuple[Learner, tuple[int, float]] | None = None  # cache of _unchecked_kernels
         self._tally = Tally(len(self.members), window)
         # the hedge's prior (every family over an input form the same mass) and its weights
         self._prior = group_prior(list(zip(self.member_algorithms, self.member_forms, strict=True)))
@@ -307,12 +245,8 @@ class EtaGrid(LearnerInterface):
             form = self.member_forms[k]
             if form not in kernels:
                 kernels |= self._unchecked_kernels(vector, forms=(form,))
-            if not row[k]:  # not asked yet: a linear member asks its whole call at once
-                call = self._linear_call_of[k]
-                if call is None:
-                    row[k] = 1 if self.members[k].score_checked(kernels[form]) >= 0.0 else -1
-                else:
-                    self._linear_signs(call, kernels, row)
+            if not row[k]:  # not asked yet (a linear member's call answers for the others of it)
+                self._signs.ask(self.members, k, form, kernels, row)
             vote += float(w[k]) * int(row[k])
             left -= float(w[k])
             if abs(vote) > left + margin:
@@ -340,21 +274,9 @@ class EtaGrid(LearnerInterface):
         """The Fixed-Share vote of every member's prediction on its form's kernel vector: the
         members whose score is ``w . x`` (the linear family) in one compiled call per input form
         (:func:`~service.learners.first_order.linear_signs`, the same sums), the others one by one."""
-        members, row = self.members, np.empty(len(self.members), dtype=np.int8)
-        for call in self._linear_calls:
-            self._linear_signs(call, kernels, row)
-        for k, form in self._scored_alone:
-            row[k] = 1 if members[k].score_checked(kernels[form]) >= 0.0 else -1
+        row = np.empty(len(self.members), dtype=np.int8)
+        self._signs.fill(self.members, kernels, row)
         return float(hedge_vote(self._log_w, row))
-
-    def _linear_signs(
-        self, call: tuple[str, list[int], np.ndarray], kernels: dict[str, SparseVector], row: np.ndarray
-    ) -> None:
-        """The signs of the members of one linear call into ``row``, at their positions."""
-        form, ks, at = call
-        idx, val = kernels[form]
-        ws = tuple([self.members[k].live_weights() for k in ks])
-        linear_signs(ws + ws[:1] * (LINEAR_SIGNS_WIDTH - len(ws)), len(ws), idx, val, at, row)
 
     def _unchecked_kernels(
         self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None
@@ -363,8 +285,12 @@ class EtaGrid(LearnerInterface):
         L2 form made by one kernel (:func:`~service.normalization.unit_l2_kernel_vector`) when its
         members read it without explicit zeros."""
         wanted = self.inputs.forms if forms is None else tuple(forms)
-        if self._l2_tail is None or "l2" not in wanted:
+        l2 = self._by_form.get("l2")
+        first = self.members[l2[0]] if l2 and "l2" in wanted else None
+        if first is None or first.needs_presence:
             return self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, wanted))
+        if self._l2_entry is None or self._l2_entry[0] is not first:  # members replaced: again
+            self._l2_entry = (first, appended_entry(first))
         rest = tuple(f for f in wanted if f != "l2")
         statistics_learn = learn and "standard" in self.inputs.forms
         out = (
@@ -372,7 +298,7 @@ class EtaGrid(LearnerInterface):
             if rest or statistics_learn
             else {}
         )
-        out["l2"] = unit_l2_kernel_vector(vector[0], vector[1], *self._l2_tail)
+        out["l2"] = unit_l2_kernel_vector(vector[0], vector[1], *self._l2_entry[1])
         return out
 
     def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:

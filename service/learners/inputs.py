@@ -31,6 +31,13 @@ SparseVector = tuple[np.ndarray, np.ndarray]
 """``(indices, values)``: int64 strictly increasing, float64 non-zero."""
 
 
+def read_only(arr: np.ndarray) -> np.ndarray:
+    """A view of ``arr`` that cannot be written through."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
 def canonical(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
     """Validate ``x`` and return it as a canonical sparse vector (explicit zeros kept with
     ``keep_zeros``: the present features of ``x``).

@@ -28,8 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Learner
+from .covariance import check_sigma_fits
 from .errors import InvalidParameter
-from .nonlinear import FOGD, Quadratic
+from .nonlinear import FOGD, Quadratic, check_map_fits, mapped_dimension
 
 Family = tuple[type[Learner], dict[str, Any]]
 NONLINEAR_MAX_FEATURES = 32
@@ -108,6 +109,34 @@ def full_nbytes(cls: type[Learner], n_features: int, params: dict[str, Any]) -> 
     if size is None:
         raise TypeError(f"{cls.__name__} declares no full_nbytes: it cannot be a member without a rate")
     return int(size(n_features, params))
+
+
+def check_family_fits(cls: type[Learner], n_features: int, params: dict[str, Any], copies: int) -> None:
+    """Refuse (by name) a family whose ``copies`` members' arrays exceed the memory budget."""
+    spec = cls.param_spec()
+    if "memory_budget" not in spec:
+        return
+    dim = n_features + (1 if params.get("fit_intercept") else 0)
+    budget = params.get("memory_budget", spec["memory_budget"][0])
+    if "update" not in spec:
+        check_sigma_fits(cls.algorithm, dim, budget, copies=copies)
+        return
+    check_map_fits(cls.algorithm, n_features, params, copies=copies)  # a map's learner
+    if params.get("update") == "acog":
+        dim += mapped_dimension(cls.algorithm, n_features, params) - n_features
+        check_sigma_fits(f"{cls.algorithm} (update acog)", dim, budget, copies=copies)
+
+
+def check_forests_fit(cls: type[Learner], n_features: int, params: dict[str, Any], copies: int) -> None:
+    """Refuse (by name) members without a rate (the forest, the neighbours) whose ``copies``, at their
+    full size, exceed the memory budget."""
+    need, budget = copies * full_nbytes(cls, n_features, params), budget_of(params)
+    if need > budget:
+        raise InvalidParameter(
+            "n_features",
+            f"{copies} {cls.algorithm} members of {n_features} features take {need / 2**20:.1f} MiB at full "
+            f'size, over the memory budget of {budget / 2**20:.1f} MiB: auto_members "all"',
+        )
 
 
 def budget_of(params: dict[str, Any]) -> int:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from service.learners import EtaGrid
 from service.learners.base import read_only
 from service.learners.member_inputs import nonzero
+from service.learners.vote import appended_entry
 from service.model_config import ModelConfig
 from service.normalization import unit_l2, unit_l2_kernel_vector
 
@@ -55,7 +56,7 @@ def test_the_ensemble_makes_every_form_as_before(rows: list[list[float]], d: int
     fast = ModelConfig(n_features=d, fit_intercept=intercept).build_learner()
     slow = ModelConfig(n_features=d, fit_intercept=intercept).build_learner()
     assert isinstance(fast, EtaGrid) and isinstance(slow, EtaGrid)
-    assert fast._l2_tail == ((d, 1.0) if intercept else (-1, 0.0))
+    assert appended_entry(fast.members[0]) == ((d, 1.0) if intercept else (-1, 0.0))
     for row in rows:
         idx, val = nonzero((np.arange(5, dtype=np.int64) * (d // 5), np.array(row)))
         for learn in (False, True):

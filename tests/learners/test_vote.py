@@ -56,7 +56,7 @@ def test_the_vote_reads_every_member_own_sign(roster: str, seed: int, labels: in
     X, y = sparse_stream(labels + 20, d, density=0.5, seed=seed)
     for i in range(labels):
         learner.learn(X[i], int(y[i]))
-    assert sum(len(ks) for _, ks, _ in learner._linear_calls) == learner.member_algorithms.count(
+    assert sum(len(ks) for _, ks, _ in learner._signs.calls) == learner.member_algorithms.count(
         learner.member_algorithms[0]
     )
     for i in range(labels, labels + 20):
@@ -71,11 +71,11 @@ def test_the_vote_reads_every_member_own_sign(roster: str, seed: int, labels: in
 
 def test_calls_hold_at_most_the_width_and_every_member_once() -> None:
     learner = built("more than one call")
-    linear = [k for _, ks, _ in learner._linear_calls for k in ks]
-    alone = [k for k, _ in learner._scored_alone]
-    assert [len(ks) for _, ks, _ in learner._linear_calls] == [LINEAR_SIGNS_WIDTH, 18 - LINEAR_SIGNS_WIDTH]
+    linear = [k for _, ks, _ in learner._signs.calls for k in ks]
+    alone = [k for k, _ in learner._signs.alone]
+    assert [len(ks) for _, ks, _ in learner._signs.calls] == [LINEAR_SIGNS_WIDTH, 18 - LINEAR_SIGNS_WIDTH]
     assert sorted(linear + alone) == list(range(len(learner.members)))
-    for _, ks, at in learner._linear_calls:
+    for _, ks, at in learner._signs.calls:
         assert at.tolist() == ks
 
 
