@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from service.learners import EtaGrid
 from service.learners.base import read_only
 from service.learners.member_inputs import nonzero
+from service.learners.migration import FeatureMigration, migrate
 from service.learners.vote import appended_entry
 from service.model_config import ModelConfig
 from service.normalization import unit_l2, unit_l2_kernel_vector
@@ -68,3 +69,22 @@ def test_the_ensemble_makes_every_form_as_before(rows: list[list[float]], d: int
                 assert got[form][1].tobytes() == want[form][1].tobytes()
     for name, array in fast.inputs.arrays.items():
         assert array.tobytes() == slow.inputs.arrays[name].tobytes()
+
+
+def test_a_migrated_ensemble_appends_its_new_intercept() -> None:
+    """Schema migration copies the ensemble and replaces its members: the L2 form it makes after
+    that carries the new intercept index, the one its members' ``kernel_vector`` appends."""
+    old = ModelConfig(n_features=9).build_learner()
+    assert isinstance(old, EtaGrid)
+    vector = (np.array([0, 3, 4]), np.array([0.5, -2.0, 1.0]))
+    before = old._unchecked_kernels(vector)["l2"]
+    assert before[0].tolist() == [0, 3, 4, 9]
+    new = migrate(old, FeatureMigration.from_indices(9, [4, 0, 3], 2))  # 5 features now
+    assert isinstance(new, EtaGrid)
+    moved = (np.array([0, 1, 2]), np.array([1.0, 0.5, -2.0]))
+    got = new._unchecked_kernels(moved)
+    want = new._kernel_vectors(new.inputs.vectors_unchecked(moved))
+    assert got["l2"][0].tolist() == want["l2"][0].tolist() == [0, 1, 2, 5]
+    assert got["l2"][1].tobytes() == want["l2"][1].tobytes()
+    assert new.score_unchecked(moved) == new._vote(want)
+    assert old._unchecked_kernels(vector)["l2"][0].tolist() == [0, 3, 4, 9]  # the old one unchanged
