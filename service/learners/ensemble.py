@@ -292,12 +292,7 @@ class EtaGrid(LearnerInterface):
         if self._l2_entry is None or self._l2_entry[0] is not first:  # members replaced: again
             self._l2_entry = (first, appended_entry(first))
         rest = tuple(f for f in wanted if f != "l2")
-        statistics_learn = learn and "standard" in self.inputs.forms
-        out = (
-            self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, rest))
-            if rest or statistics_learn
-            else {}
-        )
+        out = self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, rest))
         out["l2"] = unit_l2_kernel_vector(vector[0], vector[1], *self._l2_entry[1])
         return out
 

@@ -74,11 +74,14 @@ class MemberInputs:
         if self.forms == ("raw",):
             return {"raw": vector}
         wanted = self.forms if forms is None else tuple(forms)
+        learns = learn and "standard" in self.forms
+        if not wanted and not learns:
+            return {}
         idx, val = nonzero(vector)  # what canonical() gives the checked path
         out: dict[str, SparseVector] = {}
         if "l2" in wanted:
             out["l2"] = (idx, unit_l2(val))
-        if "standard" in wanted or (learn and "standard" in self.forms):
+        if "standard" in wanted or learns:
             dense = np.zeros((1, self.n_features))
             dense[0, idx] = val
             z = self._standardise(dense, learn)[0]
