@@ -39,11 +39,13 @@ local limit = tonumber(ARGV[1])
 if limit >= 0 then
   local now = now_ms()
   local live = redis.call('ZCOUNT', KEYS[1], now, '+inf')
-  for i = 1, n do  -- an item already stored (a retried call) is not counted twice
-    local expiry = redis.call('ZSCORE', KEYS[1], ARGV[2 + (i - 1) * 7])
-    if expiry and tonumber(expiry) >= now then live = live - 1 end
+  if live + n > limit then  -- only near the limit: an item already stored (a retry) counts once
+    for i = 1, n do
+      local expiry = redis.call('ZSCORE', KEYS[1], ARGV[2 + (i - 1) * 7])
+      if expiry and tonumber(expiry) >= now then live = live - 1 end
+    end
+    if live + n > limit then return {0, live} end
   end
-  if live + n > limit then return {0, live} end
 end
 for i = 1, n do
   local a = 2 + (i - 1) * 7
