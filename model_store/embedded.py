@@ -129,8 +129,9 @@ class EmbeddedRedis:
             self._lease.unlink(missing_ok=True)
             others = self._other_users()
             if others:
-                log.info("embedded Redis in %s left running for %d other process(es)",
-                         self.data_dir, len(others))
+                log.info(
+                    "embedded Redis in %s left running for %d other process(es)", self.data_dir, len(others)
+                )
                 self._detach()
                 return
             self._shutdown()

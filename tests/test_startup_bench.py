@@ -20,8 +20,7 @@ def test_the_section_and_the_readme_item_quote_the_same_starts(tmp_path: Path) -
     text = startup.render(runs, 3, 5)
     assert (
         "| cold cache, `ACOG_WARM_UP=models` (default) | 3 | 1.5 (1.5 to 1.5) | 100.0 (90.0 to 110.0) | "
-        "40.00 (36.00 to 44.00) |"
-        in text
+        "40.00 (36.00 to 44.00) |" in text
     )
     path = tmp_path / "benchmarks.md"
     path.write_text(DEFAULT_PATH.read_text())

@@ -60,7 +60,7 @@ RESPONSES = refusals(
         **refusals(
             413,
             422,
-            _413="a body over the configured limits, or with start \"log\" a challenger whose state is too "
+            _413='a body over the configured limits, or with start "log" a challenger whose state is too '
             "large to carry in a log entry (limit_exceeded)",
             _422="a configuration that does not share the model's feature space (n_features, "
             "feature_names, max_features, normalize, label_format), or over max_challengers",

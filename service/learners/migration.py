@@ -337,4 +337,3 @@ def _migrate_member(member: Any, migration: FeatureMigration) -> Any:
     if getattr(member, "migrate_schema", None) is None and member.algorithm not in MIGRATORS:
         return type(member)(migration.n_new, **member.params)
     return migrate(member, migration)
-

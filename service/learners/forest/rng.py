@@ -31,9 +31,7 @@ def mix_int(z: int) -> int:
 
 def initial_counters(seed: int, n_trees: int) -> np.ndarray:
     """The counter of each tree's stream for a forest seeded ``seed``."""
-    return np.array(
-        [mix_int((seed + (t + 1) * int(GAMMA)) & _MASK) for t in range(n_trees)], dtype=np.uint64
-    )
+    return np.array([mix_int((seed + (t + 1) * int(GAMMA)) & _MASK) for t in range(n_trees)], dtype=np.uint64)
 
 
 def uniform_int(counter: int) -> tuple[float, int]:
