@@ -25,6 +25,7 @@ from pathlib import Path
 
 from bench.learners import DEFAULTS_ROW
 from bench.report import DEFAULT_PATH, read_section, write_section
+from bench.service_load import WS_NOOP_ROW
 from service.learners import NONLINEAR_MAX_FEATURES, EtaGrid
 from service.learners.knn import KNN
 from service.learners.roster import FOREST_MAX_FEATURES, NEIGHBOURS_MAX_FEATURES, STANDARD_MAX_FEATURES
@@ -271,7 +272,8 @@ def benchmarks_block(benchmarks: Path) -> str:
         + f"; {labels['measured']} durable labels a second one per request (goal {labels['goal']}: "
         f"{labels[''].lower()}) and {rate('/feedback, 100 labels')} in batches of 100; "
         f"{websocket['measured']} predictions a second over the WebSocket (goal {websocket['goal']}: "
-        f"{websocket[''].lower()}) and {rate('/predict, batch of 100')} in batches of 100; p99 of "
+        f"{websocket[''].lower()}; the no-op app's /ws, which validates a message and answers it, "
+        f"{rate(WS_NOOP_ROW, 'requests/s')}) and {rate('/predict, batch of 100')} in batches of 100; p99 of "
         f"{p99['measured']} at 2,000 predictions a second (goal {p99['goal']}: {p99[''].lower()}).",
         replicas_item(benchmarks),
         startup_item(benchmarks),

@@ -388,19 +388,22 @@ def run(bench: Bench) -> None:
         if bench.pairs_only:
             return
         service = start_service("uvicorn", tmp, server.url)
+        noop = start_noop("uvicorn", tmp)
         client = Client(service.url, timeout=60)
         try:
-            scenarios(bench, service, client, server.url)
+            scenarios(bench, service, noop, client, server.url)
             r["memory"] = memory(client, service.pid, server, bench)
         finally:
             client.close()
+            noop.close()
             service.close()
     finally:
         server.close()
 
 
-def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> None:
-    """Every other scenario, on the default server, each run ``bench.repeats`` times."""
+def scenarios(bench: Bench, service: Server, noop: Server, client: Client, redis_url: str) -> None:
+    """Every other scenario, on the default server, each run ``bench.repeats`` times; the WebSocket
+    predictions also against the no-op app's ``/ws`` (the server's and pydantic's cost per message)."""
     r, seconds, repeats = bench.results, bench.seconds, bench.repeats
     runs: dict[str, list[dict[str, Any]]] = {}
 
@@ -457,6 +460,7 @@ def scenarios(bench: Bench, service: Server, client: Client, redis_url: str) -> 
             "ws_predict",
             with_cpu(service.pid, 1, bench.loadgen, "websocket", service.ws_url, str(ws_predict)),
         )
+        add("ws_noop", with_cpu(noop.pid, 1, bench.loadgen, "websocket", noop.ws_url, str(ws_predict)))
         pairs = fresh_predictions(client, bench, ws_count, "default")
         ws_feedback = [
             json.dumps({"type": "feedback", "id": i, "prediction_id": p, "label": y})
@@ -575,6 +579,9 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
         ),
     ]
 
+
+WS_NOOP_ROW = "the same messages, the no-op app's /ws (its CPU)"
+"""The scenario row of the no-op app's WebSocket (bench.readme quotes it)."""
 
 OURS = (
     "our engine, features, learners, store",
@@ -710,6 +717,7 @@ def report(r: dict[str, Any], command: str) -> str:
     )
     for name, key in (
         ("WebSocket predict (64 in flight)", "ws_predict"),
+        (WS_NOOP_ROW, "ws_noop"),
         ("WebSocket feedback (64 in flight)", "ws_feedback"),
     ):
         w = r[key]
