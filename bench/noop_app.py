@@ -4,10 +4,11 @@ Served by the same server as the service with the same settings (``bench/service
 starts both the same way), ``POST /predict`` validates the JSON body against a pydantic model
 of the request's shape (a model name and a list of numbers) and answers a constant prediction
 as JSON: what FastAPI and the server cost before any of our schemas, checks, scoring or
-storage. ``WS /ws`` is the same for the WebSocket: each text message is validated against a
-pydantic model of a predict message's shape and answered at once with a constant reply in the
-service's envelope (``{"id", "type", "ok", "status", "result"}``), one message after another.
-FastAPI's native OpenTelemetry is off, as it is in the service by default (``ACOG_OPENTELEMETRY``).
+storage. ``POST /feedback`` does the same for a label (``{prediction_id, label}``). ``WS /ws``
+is the same for the WebSocket: each text message is validated against a pydantic model of a
+predict message's shape and answered at once with a constant reply in the service's envelope
+(``{"id", "type", "ok", "status", "result"}``), one message after another. FastAPI's native
+OpenTelemetry is off, as it is in the service by default (``ACOG_OPENTELEMETRY``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,18 @@ REPLY = {
     "ignored_features": [],
 }
 
+FEEDBACK = {
+    "model": "noop",
+    "applied": True,
+    "duplicate": False,
+    "updated": True,
+    "model_version": 1,
+    "delay_seconds": 0.0,
+    "status": 200,
+    "error": None,
+    "ignored_features": [],
+}
+
 
 class Body(BaseModel):
     model: str | None = None
@@ -38,6 +51,16 @@ class Body(BaseModel):
 @app.post("/predict")
 async def predict(body: Body) -> dict[str, Any]:
     return REPLY
+
+
+class Label(BaseModel):
+    prediction_id: str
+    label: int
+
+
+@app.post("/feedback")
+async def feedback(body: Label) -> dict[str, Any]:
+    return {**FEEDBACK, "prediction_id": body.prediction_id}
 
 
 class Message(Body):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench.learners import DEFAULTS_ROW
 from bench.report import DEFAULT_PATH, read_section, write_section
-from bench.service_load import WS_NOOP_ROW
+from bench.service_load import FEEDBACK_NOOP_ROW, WS_NOOP_ROW
 from service.learners import NONLINEAR_MAX_FEATURES, EtaGrid
 from service.learners.knn import KNN
 from service.learners.roster import FOREST_MAX_FEATURES, NEIGHBOURS_MAX_FEATURES, STANDARD_MAX_FEATURES
@@ -270,7 +270,8 @@ def benchmarks_block(benchmarks: Path) -> str:
         "ratio a machine of its own would give)"
         + "".join(f", {s['service / no-op']} on {s['server']}" for s in servers if s["server"] != "uvicorn")
         + f"; {labels['measured']} durable labels a second one per request (goal {labels['goal']}: "
-        f"{labels[''].lower()}) and {rate('/feedback, 100 labels')} in batches of 100; "
+        f"{labels[''].lower()}; the no-op app's /feedback, which validates a label and answers it, "
+        f"{rate(FEEDBACK_NOOP_ROW, 'requests/s')}) and {rate('/feedback, 100 labels')} in batches of 100; "
         f"{websocket['measured']} predictions a second over the WebSocket (goal {websocket['goal']}: "
         f"{websocket[''].lower()}; the no-op app's /ws, which validates a message and answers it, "
         f"{rate(WS_NOOP_ROW, 'requests/s')}) and {rate('/predict, batch of 100')} in batches of 100; p99 of "

@@ -402,8 +402,9 @@ def run(bench: Bench) -> None:
 
 
 def scenarios(bench: Bench, service: Server, noop: Server, client: Client, redis_url: str) -> None:
-    """Every other scenario, on the default server, each run ``bench.repeats`` times; the WebSocket
-    predictions also against the no-op app's ``/ws`` (the server's and pydantic's cost per message)."""
+    """Every other scenario, on the default server, each run ``bench.repeats`` times; single labels
+    and the WebSocket predictions also go to the no-op app (``/feedback``, ``/ws``): what the server
+    and pydantic cost per label and per message."""
     r, seconds, repeats = bench.results, bench.seconds, bench.repeats
     runs: dict[str, list[dict[str, Any]]] = {}
 
@@ -429,6 +430,7 @@ def scenarios(bench: Bench, service: Server, noop: Server, client: Client, redis
             "feedback",
             with_cpu(service.pid, 1, bench.wrk, service.url, "/feedback", labels, seconds, unique=True),
         )
+        add("feedback_noop", with_cpu(noop.pid, 1, bench.wrk, noop.url, "/feedback", labels, seconds))
         pairs = fresh_predictions(client, bench, int(12_000 * seconds), "default")
         grouped = [
             json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
@@ -580,6 +582,8 @@ def targets(r: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
     ]
 
 
+FEEDBACK_NOOP_ROW = "the same labels, the no-op app's /feedback (its CPU)"
+"""The scenario row of the no-op app's label endpoint (bench.readme quotes it)."""
 WS_NOOP_ROW = "the same messages, the no-op app's /ws (its CPU)"
 """The scenario row of the no-op app's WebSocket (bench.readme quotes it)."""
 
@@ -695,6 +699,7 @@ def report(r: dict[str, Any], command: str) -> str:
         ("/predict, batch of 100", "predict_batch_100", 100),
         ("/predict, batch of 1,000", "predict_batch_1000", 1000),
         ("/feedback, one label", "feedback", 1),
+        (FEEDBACK_NOOP_ROW, "feedback_noop", 1),
         ("/feedback, 100 labels", "feedback_batch_100", 100),
     ]
     for name, key, per in rows:
@@ -729,8 +734,11 @@ def report(r: dict[str, Any], command: str) -> str:
     lines += [
         "",
         "*service CPU us/item*: the service process's CPU time per prediction or label in the run "
-        "shown, from /proc; a core of its own would serve a million divided by it per second, while "
-        "here the load generator and Redis share the two cores with it.",
+        "shown, from /proc (on the no-op app's rows, the no-op app's); a core of its own would serve "
+        "a million divided by it per second, while here the load generator and Redis share the two "
+        "cores with it. The no-op app's rows are the floor of the server and pydantic under the same "
+        "load: a goal above the no-op app's rate asks more than the server gives an app that does "
+        "nothing.",
         "",
         "The open loop starts once Redis has rewritten its append-only file (`BGREWRITEAOF`, "
         f"{o['settle_seconds']:.1f} s in the median run) and has no fsync pending: the scenarios "
