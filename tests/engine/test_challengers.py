@@ -5,11 +5,9 @@ given the labels after the put, on every replica and in a process started afterw
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
-import redis
 
 from service.engine import InvalidRequest, LabelItem, LimitExceeded, ModelGone, UnknownModel
 from service.model_config import ModelConfig
@@ -19,18 +17,6 @@ from .test_engine import CONFIG, D, Replicas, label, rows, until, weights
 
 pytestmark = pytest.mark.anyio
 CHALLENGER = ModelConfig.model_validate({"n_features": D, "algorithm": "arow"})
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def replicas(redis_client: redis.Redis, redis_url: str) -> AsyncIterator[Replicas]:
-    fleet = Replicas(redis_url)
-    yield fleet
-    await fleet.close()
 
 
 async def test_a_promoted_challenger_is_a_fresh_model_given_the_same_labels(replicas: Replicas) -> None:

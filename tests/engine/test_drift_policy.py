@@ -3,29 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import numpy as np
 import pytest
-import redis
 
 from service.engine import InvalidRequest
 
 from .test_engine import CONFIG, Replicas, label, rows, until, weights
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def replicas(redis_client: redis.Redis, redis_url: str) -> AsyncIterator[Replicas]:
-    fleet = Replicas(redis_url)
-    yield fleet
-    await fleet.close()
 
 
 async def test_both_replicas_reset_at_the_same_labels(replicas: Replicas) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
@@ -34,11 +33,6 @@ pytestmark = pytest.mark.anyio
 
 D = 6
 CONFIG = ModelConfig.model_validate({"n_features": D, "eta": 1.0, "loss": "II"})
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def settings(**overrides: object) -> Settings:
@@ -81,13 +75,6 @@ class Replicas:
         await asyncio.gather(*(engine.stop() for engine in self.engines))
         for engine in self.engines:
             await engine.store.close()
-
-
-@pytest.fixture
-async def replicas(redis_client: redis.Redis, redis_url: str) -> AsyncIterator[Replicas]:
-    fleet = Replicas(redis_url)
-    yield fleet
-    await fleet.close()
 
 
 def rows(n: int, seed: int) -> tuple[list[list[float]], list[int]]:

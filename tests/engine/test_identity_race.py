@@ -9,8 +9,6 @@ from model_store import MemoryModelStore
 from model_store.protocol import StoreError, StoreIdentity
 from service.engine.lifecycle import check_store_identity
 
-from .test_engine import anyio_backend  # noqa: F401 (the fixture)
-
 pytestmark = pytest.mark.anyio
 
 

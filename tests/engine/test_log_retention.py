@@ -3,11 +3,8 @@ a replica recovers from the checkpoint as before (the retained entries are histo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import numpy as np
 import pytest
-import redis
 from pydantic import ValidationError
 
 from service.settings import Settings
@@ -15,18 +12,6 @@ from service.settings import Settings
 from .test_engine import CONFIG, Replicas, label, reference, rows, until, weights
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def replicas(redis_client: redis.Redis, redis_url: str) -> AsyncIterator[Replicas]:
-    fleet = Replicas(redis_url)
-    yield fleet
-    await fleet.close()
 
 
 async def test_checkpoints_keep_the_retained_entries_and_recovery_is_unchanged(replicas: Replicas) -> None:

@@ -32,7 +32,6 @@ from service.model_config import ModelConfig
 from service.normalization import unit_l2
 from service.settings import Settings
 
-from .test_engine import anyio_backend  # noqa: F401 (the fixture)
 from .test_engine import settings as engine_settings
 
 pytestmark = pytest.mark.anyio

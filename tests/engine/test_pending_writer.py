@@ -25,11 +25,6 @@ from ..store.factories import get_pending, pending
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class CountingStore(RedisModelStore):
     """The real store, counting its ``put_pending`` calls."""
 

@@ -3,29 +3,14 @@ that the other follows, the state bit for bit the checkpoint's, and the refusals
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import numpy as np
 import pytest
-import redis
 
 from service.engine import InvalidRequest, LabelItem, ModelGone, UnknownModel
 
 from .test_engine import CONFIG, Replicas, label, reference, rows, until, weights
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def replicas(redis_client: redis.Redis, redis_url: str) -> AsyncIterator[Replicas]:
-    fleet = Replicas(redis_url)
-    yield fleet
-    await fleet.close()
 
 
 async def test_a_rollback_restores_the_checkpoint_as_a_new_generation_everywhere(replicas: Replicas) -> None:
