@@ -26,7 +26,8 @@ as ``ROCAUC``, cannot be used).
 names are looked up one by one (no sorting in Python), and one compiled call
 (:func:`service.normalization.gathered_row`) checks the values, L2-normalises them in the sorted
 order of the names (from each name's rank among the registered names, kept up to date as names
-register) and writes the learner's input, intercept included; a single learner then runs its
+register) and writes the learner's input, intercept included, into buffers the adapter keeps
+(no allocation a row); a single learner then runs its
 kernel entry points (``score_checked``/``learn_checked``) directly. A row with a name not
 registered yet, or one that is refused, takes the service's parser, whose errors name the field.
 
@@ -116,6 +117,10 @@ class ACOGClassifier(base.Classifier):
         """The last dict the short path read and its vector: progressive validation predicts,
         then learns, the same ``x``, read once (a registered name keeps its index, so the vector
         of an equal dict stays the same)."""
+        self._buffers = np.empty(64, np.int64), np.empty(64, np.float64)
+        """Where the short path writes the learner's input (grown to the longest row read, intercept
+        included): the vector it returns, and :attr:`_last`'s, are views on them, read before the
+        next row is written."""
         learner = self.learner
         direct = (
             isinstance(learner, Learner)
@@ -183,7 +188,11 @@ class ACOGClassifier(base.Classifier):
             values = np.fromiter(x.values(), np.float64, n)
         except (TypeError, ValueError):
             return None
-        out_idx, out_val = np.empty(n + 1, np.int64), np.empty(n + 1, np.float64)
+        out_idx, out_val = self._buffers
+        if n >= out_idx.shape[0]:
+            size = 2 * (n + 1)
+            out_idx, out_val = self._buffers = np.empty(size, np.int64), np.empty(size, np.float64)
+        self._last = None  # its vector is a view on the buffers written now
         tail, tail_value = self._tail
         rank = self._ranks.current()
         count = gathered_row(

@@ -167,3 +167,28 @@ def test_a_refused_row_is_refused_by_the_parser_and_changes_nothing() -> None:
     first = model.score_one(x)
     x["a"] = -3.0
     assert model.score_one(x) != first
+
+
+@pytest.mark.parametrize(
+    "params", [{"algorithm": "acog", "loss": "II", "eta": 1.0}, {}], ids=["acog-II", "defaults"]
+)
+def test_a_row_read_in_between_does_not_change_the_row_learned(params: dict[str, Any]) -> None:
+    """The short path writes every row into the same buffers: a row read between the prediction
+    and the label of another (scored, or refused) must not change what the label learns."""
+    x, other, refused = {"a": 1.0, "b": -2.0, "c": 0.5}, {"c": 3.0, "a": -1.0}, {"a": 1.0, "b": float("nan")}
+    plain, interleaved = (ACOGClassifier(max_features=3, **params) for _ in range(2))
+    for model in (plain, interleaved):
+        model.learn_one({"a": 0.1, "b": 0.2, "c": 0.3}, False)  # registers the names
+    for model in (plain, interleaved):
+        model.predict_one(x)
+        if model is interleaved:
+            with pytest.raises(ValueError, match="x"):
+                model.predict_one(refused)
+        model.learn_one(x, True)
+        model.predict_one(other)
+        if model is interleaved:
+            model.predict_one(x)
+        model.learn_one(other, False)
+    for name, array in plain.learner.to_state().items():
+        if isinstance(array, np.ndarray):
+            assert array.tobytes() == interleaved.learner.to_state()[name].tobytes(), name
