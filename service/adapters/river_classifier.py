@@ -27,9 +27,9 @@ names are looked up one by one (no sorting in Python), and one compiled call
 (:func:`service.normalization.gathered_row`) checks the values, L2-normalises them in the sorted
 order of the names (from each name's rank among the registered names, kept up to date as names
 register) and writes the learner's input, intercept included, into buffers the adapter keeps
-(no allocation a row); a single learner then runs its
-kernel entry points (``score_checked``/``learn_checked``) directly. A row with a name not
-registered yet, or one that is refused, takes the service's parser, whose errors name the field.
+(no allocation a row); a single learner then runs its kernel entry points
+(``score_checked``/``learn_checked``) directly. A row with a name not registered yet, or one
+that is refused, takes the service's parser, whose errors name the field.
 
 Every other parameter is a field of the service's model configuration
 (:class:`service.model_config.ModelConfig`: ``algorithm``, ``objective``, ``alpha_p``,
