@@ -4,11 +4,12 @@
                                            [--output docs/benchmarks.md]
 
 Starts, on 127.0.0.1, a Redis server of its own (append-only, ``appendfsync everysec``),
-the service (one process) and ``bench/noop_app.py`` (a FastAPI app whose ``POST /predict``
-validates a pydantic body model and answers JSON) on the same server, uvicorn and, when it is
-installed, Granian. Load comes from separate processes: ``wrk`` (Debian; ``.ci/system-deps``
-installs it) for closed-loop throughput, with a Lua script that stops after a fixed number of
-requests, and ``bench/loadgen.py`` for open-loop latency at a fixed rate and for the WebSocket.
+the service (one process) and ``bench/noop_app.py`` (a FastAPI app whose ``POST /predict``,
+``POST /feedback`` and ``WS /ws`` validate a pydantic model and answer JSON) on the same server,
+uvicorn and, when it is installed, Granian. Load comes from separate processes: ``wrk`` (Debian;
+``.ci/system-deps`` installs it) for closed-loop throughput, with a Lua script that stops after a
+fixed number of requests, and ``bench/loadgen.py`` for open-loop latency at a fixed rate and for
+the WebSocket.
 Every count is bounded. The model is the service default (ACOG, eta auto, intercept) on a9a's
 123 features; bodies are a9a rows as dense JSON lists.
 
@@ -17,7 +18,8 @@ no-op are measured **alternately** within each repeat (service, no-op, service, 
 a change of the machine's load hits both, and the goal is on the ratio of each pair. Reported:
 single /predict against the no-op on each server (goal >= 1.0), batch /predict, durable
 /feedback one label per request (appended to the Redis log and learned before the reply; goal
->= 6,000 labels/s) and 100 per request, the WebSocket (goal >= 20,000 predictions/s), open-loop
+>= 6,000 labels/s) and 100 per request, the WebSocket (goal >= 20,000 predictions/s), the same
+single labels and WebSocket messages sent to the no-op app (the floor of those two goals), open-loop
 latency at 2,000 predictions/s (goal p99 < 5 ms), memory per model and per pending
 prediction, and a py-spy profile of where a single /predict spends its CPU.
 """
