@@ -11,6 +11,7 @@ not answer, a port in use) is one line on stderr and exit code 2, with no traceb
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -46,6 +47,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .allocator import pin_mmap_threshold
+    from .blas import check_pin
     from .serve_checks import check_default_model, check_port, check_redis, load_settings
 
     if args.server == "granian":
@@ -58,6 +60,10 @@ def _serve(args: argparse.Namespace) -> int:
                 "--server granian: Granian is not installed (pip install 'acog-service[granian]')"
             )
     settings = load_settings()
+    try:
+        blas_cores = check_pin(args.blas_pin)
+    except ValueError as exc:
+        raise UsageError(f"ACOG_BLAS_CORE_TYPE: {exc}") from None
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
     check_default_model(settings)
@@ -65,6 +71,8 @@ def _serve(args: argparse.Namespace) -> int:
     check_redis(settings)
     pin_mmap_threshold()
     logging.config.dictConfig(LOGGING)
+    log_blas = logging.getLogger("acog").info
+    log_blas("BLAS core type: %s (%s)", ", ".join(sorted(blas_cores)), args.blas_pin.reason)
     options = {
         "host": host,
         "port": port,
@@ -335,10 +343,16 @@ USER_ERRORS: tuple[type[Exception], ...] = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .blas import pin_blas_core
+
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # the serving processes' OpenBLAS kernels, before anything (jit_cache, the parser) loads numpy
+    pin = pin_blas_core(os.environ.get("ACOG_BLAS_CORE_TYPE", "auto")) if arguments[:1] == ["serve"] else None
     from . import jit_cache
 
     jit_cache.configure()  # the process owns the cache; before anything (the parser too) imports the learners
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(arguments)
+    args.blas_pin = pin
     try:
         result: int = args.func(args)
     except USER_ERRORS as exc:

@@ -91,6 +91,10 @@ class Settings(BaseSettings):
     while it is created (``PUT /models/{name}`` answers once it is), never on the label path.
     ``all``: every algorithm's, so that no model created later waits for numba (a compile on a
     cold kernel cache, once; a load from the cache afterwards)."""
+    blas_core_type: str = Field("auto", min_length=1)
+    """The OpenBLAS core type of ``acog serve`` and its workers (:mod:`service.blas`): ``auto``
+    (AVX2 + FMA kernels where the CPU has them, so that replicas on different x86-64 CPUs hold the
+    same bits), ``native`` (OpenBLAS's own choice) or a core type name (``Sandybridge``, ...)."""
     memory_budget_bytes: int = Field(512 * 2**20, ge=2**20)
     """Upper bound on one model's covariance matrices (full ACOG, AROW)."""
 
