@@ -3,7 +3,8 @@
     .venv/bin/python -m bench.reproduction [--datasets german,a9a] [--permutations 20]
         [--results-dir /tmp/acog-repro] [--output docs/reproduction.md] [--render-only]
 
-Results are cached under ``--results-dir`` (``NAME.json``: protocol, ``NAME.extras.json``: extras);
+Results are cached under ``--results-dir`` (``NAME.json``: protocol, ``NAME.extras.json``: extras,
+``NAME.rounding.json``: the one-ulp check of :mod:`bench.reproduction.rounding`);
 ``--render-only`` regenerates the markdown from the cache without running anything. ``--paper sdrogd``
 runs and writes the SDROGD paper's section instead (:mod:`bench.reproduction.sdrogd`).
 Besides the protocol
@@ -27,6 +28,7 @@ from bench.reproduction.extras import run_extras
 from bench.reproduction.paper import PAPER_RESULTS
 from bench.reproduction.plans import ORDER, PLANS
 from bench.reproduction.report import render
+from bench.reproduction.rounding import rounding_check
 from bench.reproduction.runs import cached, compute
 
 DEFAULT_RESULTS_DIR = Path("/tmp/acog-repro")
@@ -86,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ]
             )
             main_path.write_text(json.dumps(result, indent=1))
+        rounding_path = args.results_dir / f"{name}.rounding.json"
+        if not args.no_extras and (args.force or not cached(rounding_path, args.permutations)):
+            rounding_path.write_text(json.dumps(rounding_check(PLANS[name], result), indent=1))
         extras_path = args.results_dir / f"{name}.extras.json"
         fresh = args.force or args.force_extras
         if args.no_extras or (not fresh and cached(extras_path, args.permutations)):
@@ -100,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = cached(args.results_dir / f"{name}.json", args.permutations)
         if result is not None:
             result["extras"] = cached(args.results_dir / f"{name}.extras.json", args.permutations) or {}
+            result["rounding"] = cached(args.results_dir / f"{name}.rounding.json", args.permutations) or {}
             results[name] = result
     args.output.parent.mkdir(parents=True, exist_ok=True)
     text = render(results, PAPER_RESULTS.read_text())

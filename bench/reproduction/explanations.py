@@ -8,6 +8,7 @@ from typing import Any
 from bench.reproduction.misses import Miss, paum_with_sum_rho
 from bench.reproduction.paper import Figure, PaperRow
 from bench.reproduction.plans import BLOCKS, Plan
+from bench.reproduction.rounding import rounding_note
 from bench.reproduction.runs import extra_row, job_rows
 from bench.reproduction.tables import table
 from bench.reproduction.verdicts import CELL_NAMES, STAT_KEYS, our_cells, tuned, verdict
@@ -329,7 +330,11 @@ def data_set_notes(
         )
     lines += [
         line
-        for line in (implied_cost_note(plan, result, paper), seed_summary(plan, result, paper, found))
+        for line in (
+            implied_cost_note(plan, result, paper),
+            seed_summary(plan, result, paper, found),
+            rounding_note(plan, result),
+        )
         if line
     ]
     lines += variants_note(plan, result, paper)

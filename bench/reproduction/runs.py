@@ -76,9 +76,13 @@ def run_stream(
     params: dict[str, Any],
     orders: np.ndarray,
     prepare: Callable[[Any, int], None] | None = None,
+    scale: float = 1.0,
 ) -> dict[str, Any]:
-    """Like one ``evaluate`` setting, but ``prepare(learner, i)`` may edit each fresh learner."""
+    """Like one ``evaluate`` setting, but ``prepare(learner, i)`` may edit each fresh learner, and
+    every normalised input is multiplied by ``scale``."""
     X = l2_normalize(data.X)
+    if scale != 1.0:
+        X.data *= scale
     y = np.asarray(data.y, dtype=np.int64)
     runs = ev.Runs(dict(params))
     for i, order in enumerate(orders):
