@@ -105,7 +105,7 @@ def check_pin(pin: BlasPin) -> set[str]:
     if pin.core_type is not None and {c.lower() for c in loaded} != {pin.core_type.lower()}:
         chose = ", ".join(sorted(loaded)) or "nothing"
         raise ValueError(
-            f"OpenBLAS did not take the core type {pin.core_type!r}; it chose {chose}. "
+            f"OpenBLAS did not take {pin.core_type!r} as its core type; it chose {chose}. "
             "Core types are OpenBLAS's names, such as Haswell, SkylakeX, Zen or Sandybridge"
         )
     return loaded

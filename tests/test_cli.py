@@ -131,6 +131,11 @@ def test_a_bad_data_file_is_one_line_and_exit_code_2(
         ({"ACOG_PORT": "http"}, ["ACOG_PORT", "integer"]),
         ({"ACOG_API_KEYS": "a key"}, ["ACOG_API_KEYS", "printable ASCII"]),
         ({"ACOG_WARM_UP": "some"}, ["ACOG_WARM_UP", "'all' or 'models'"]),
+        (
+            {"ACOG_BLAS_CORE_TYPE": "NoSuchCore"},
+            ["ACOG_BLAS_CORE_TYPE", "did not take 'NoSuchCore'"],
+        ),
+        ({"ACOG_BLAS_CORE_TYPE": ""}, ["ACOG_BLAS_CORE_TYPE"]),
         ({"ACOG_REDIS_URL": "http://127.0.0.1:6379"}, ["ACOG_REDIS_URL", "scheme"]),
     ],
 )
