@@ -3,12 +3,13 @@ for bit.
 
 Most learners are numba loops without fast-math: each result is an IEEE-exact function of the
 inputs, the same on every CPU (a run compiled for a generic x86-64 gives the states of one compiled
-for the host). Three call BLAS and LAPACK through numpy: SDROGD's and SACOG's frequent-directions
-sketch (an SVD, products) and NOGD's Nystrom map (an eigendecomposition, products). OpenBLAS picks
-its kernels for the CPU it loads on (AVX-512 on Skylake-X, AVX2 with other block sizes on Zen,
-...), and the kernels round differently: the same 3,000 labels gave three different states of each
-of those learners under three OpenBLAS core types. Replicas of such a model on a mixed fleet (an
-Intel host and an AMD one, say), or a recovery on another machine, would then hold other bits.
+for the host). A few call BLAS and LAPACK through numpy: SDROGD's and SACOG's frequent-directions
+sketch (an SVD, products), NOGD's Nystrom map (an eigendecomposition, products) and OPID's E-stage
+after a schema change (its solves). OpenBLAS picks its kernels for the CPU it loads on (AVX-512 on
+Skylake-X, AVX2 with other block sizes on Zen, ...), and the kernels round differently: the same
+3,000 labels gave SDROGD, SACOG and NOGD three different states each under three OpenBLAS core
+types. Replicas of such a model on a mixed fleet (an Intel host and an AMD one, say), or a recovery
+on another machine, would then hold other bits.
 
 OpenBLAS reads ``OPENBLAS_CORETYPE`` once, when it loads, so ``acog serve`` sets it before
 anything loads numpy (its workers inherit it), as ``ACOG_BLAS_CORE_TYPE`` says:

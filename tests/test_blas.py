@@ -116,8 +116,8 @@ def test_cpu_flags_reads_the_first_flags_line(tmp_path: Path) -> None:
 
 
 def test_check_pin_accepts_what_loaded() -> None:
-    """In this (test) process numpy loaded with OpenBLAS's own choice: an unforced pin accepts it,
-    a pin that names another core type than the loaded one is refused."""
+    """In this (test) process numpy loaded with the kernels tests/conftest.py pinned: an unforced pin
+    accepts what loaded, a pin that names another core type than the loaded one is refused."""
     loaded = check_pin(BlasPin(None, "native"))
     assert loaded
     other = "Sandybridge" if loaded != {"Sandybridge"} else "Haswell"
