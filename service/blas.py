@@ -7,9 +7,10 @@ for the host). A few call BLAS and LAPACK through numpy: SDROGD's and SACOG's fr
 sketch (an SVD, products), NOGD's Nystrom map (an eigendecomposition, products) and OPID's E-stage
 after a schema change (its solves). OpenBLAS picks its kernels for the CPU it loads on (AVX-512 on
 Skylake-X, AVX2 with other block sizes on Zen, ...), and the kernels round differently: the same
-3,000 labels gave SDROGD, SACOG and NOGD three different states each under three OpenBLAS core
-types. Replicas of such a model on a mixed fleet (an Intel host and an AMD one, say), or a recovery
-on another machine, would then hold other bits.
+labels give SDROGD, SACOG and NOGD other states under the Haswell and the Sandybridge kernels, and
+every other learner the same state (``tests/test_blas.py``). Replicas of such a model on a mixed
+fleet (an Intel host and an AMD one, say), or a recovery on another machine, would then hold other
+bits.
 
 OpenBLAS reads ``OPENBLAS_CORETYPE`` once, when it loads, so ``acog serve`` sets it before
 anything loads numpy (its workers inherit it), as ``ACOG_BLAS_CORE_TYPE`` says:
@@ -36,6 +37,9 @@ CORE_TYPE = "Haswell"
 NEEDS = frozenset({"avx2", "fma"})
 """The CPU flags (``/proc/cpuinfo``) :data:`CORE_TYPE`'s kernels use."""
 VARIABLE = "OPENBLAS_CORETYPE"
+SETTING = "ACOG_BLAS_CORE_TYPE"
+TOO_LATE = "numpy was loaded before the BLAS core type could be set"
+"""The reason of a pin made after OpenBLAS loaded (it changes nothing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +65,19 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
 
 
 def pin_blas_core(
-    setting: str,
+    setting: str | None = None,
     environ: MutableMapping[str, str] = os.environ,
     flags: frozenset[str] | None = None,
     loaded: bool | None = None,
 ) -> BlasPin:
-    """Set ``OPENBLAS_CORETYPE`` in ``environ`` as ``setting`` (``ACOG_BLAS_CORE_TYPE``) says; see
-    the module docstring. ``flags`` defaults to this CPU's, ``loaded`` to whether numpy (and so
-    OpenBLAS) is already loaded in this process, in which case the setting can no longer apply."""
+    """Set ``OPENBLAS_CORETYPE`` in ``environ`` as ``setting`` says (default: ``environ``'s
+    ``ACOG_BLAS_CORE_TYPE``, else ``auto``); see the module docstring. ``flags`` defaults to this
+    CPU's, ``loaded`` to whether numpy (and so OpenBLAS) is already loaded in this process, in which
+    case the setting can no longer apply."""
     if loaded if loaded is not None else "numpy" in sys.modules:
-        return BlasPin(None, "numpy was loaded before the BLAS core type could be set")
+        return BlasPin(None, TOO_LATE)
+    if setting is None:
+        setting = environ.get(SETTING, "auto")
     if setting == "native":
         return BlasPin(None, "ACOG_BLAS_CORE_TYPE=native: OpenBLAS chooses for this CPU")
     if setting != "auto":

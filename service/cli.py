@@ -11,7 +11,6 @@ not answer, a port in use) is one line on stderr and exit code 2, with no traceb
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -71,8 +70,8 @@ def _serve(args: argparse.Namespace) -> int:
     check_redis(settings)
     pin_mmap_threshold()
     logging.config.dictConfig(LOGGING)
-    log_blas = logging.getLogger("acog").info
-    log_blas("BLAS core type: %s (%s)", ", ".join(sorted(blas_cores)), args.blas_pin.reason)
+    cores = ", ".join(sorted(blas_cores))
+    logging.getLogger("acog").info("BLAS core type: %s (%s)", cores, args.blas_pin.reason)
     options = {
         "host": host,
         "port": port,
@@ -347,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     arguments = sys.argv[1:] if argv is None else list(argv)
     # the serving processes' OpenBLAS kernels, before anything (jit_cache, the parser) loads numpy
-    pin = pin_blas_core(os.environ.get("ACOG_BLAS_CORE_TYPE", "auto")) if arguments[:1] == ["serve"] else None
+    pin = pin_blas_core() if arguments[:1] == ["serve"] else None
     from . import jit_cache
 
     jit_cache.configure()  # the process owns the cache; before anything (the parser too) imports the learners

@@ -19,16 +19,15 @@ from pathlib import Path
 import pytest
 import redis
 
-from service.blas import pin_blas_core
+from service.blas import TOO_LATE, pin_blas_core
 
 # The test process is an entry point too. It loads OpenBLAS's kernels as `acog serve` does, so that
 # the library here computes the bits the served processes it is compared with compute (SDROGD, SACOG,
 # NOGD and OPID's migration call BLAS; see service.blas); numpy must not be loaded yet.
-BLAS = pin_blas_core(os.environ.get("ACOG_BLAS_CORE_TYPE", "auto"))
-if BLAS.reason.startswith("numpy was loaded"):
+if pin_blas_core().reason == TOO_LATE:
     raise RuntimeError("tests/conftest.py: numpy was loaded before the BLAS kernels could be chosen")
 
-from service import jit_cache  # noqa: E402
+from service import jit_cache
 
 # It chooses the kernels' disk cache before any test module imports service.learners (numba fixes a
 # kernel's cache location when it is decorated).
