@@ -60,6 +60,9 @@ class RedisLabelLog:
     def _block_ms(self, block_seconds: float) -> int:
         raise NotImplementedError
 
+    async def _run_script(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
+        raise NotImplementedError
+
     # -- pending predictions ---------------------------------------------------------------
 
     async def put_pending(
@@ -81,7 +84,7 @@ class RedisLabelLog:
             script_keys.append(keys.pending(token))
             args += [token, ms + ttl_ms, *pending_fields(item, encode_example(item.example))]
         with translate_redis_errors("put_pending"):
-            stored, count = await self._put_pending(keys=script_keys, args=args)
+            stored, count = await self._run_script(self._put_pending, script_keys, args)
         if not stored:
             raise PendingLimitExceeded(max_pending or 0, int(count), len(items))
 

@@ -19,9 +19,10 @@ and :mod:`model_store.redis_checkpoints` (the lease, checkpoints); this module h
 connections, the durability of appends and what they share.
 
 Every hot-path call (``put_pending``, ``label``, ``append_examples``) is one script call,
-so one round trip, with no KEYS/SCAN. Blocking reads (``follow_log``, ``follow_control``) go
-through a client of their own, so that waiting readers never hold the connections requests
-need. Every Redis failure surfaces as :class:`~model_store.protocol.StoreUnavailable` or
+so one round trip, with no KEYS/SCAN; on a single Redis it goes over the pipelined connection of
+:mod:`model_store.pipelined`, with the redis-py client behind it. Blocking reads (``follow_log``,
+``follow_control``) go through a client of their own, so that waiting readers never hold the
+connections requests need. Every Redis failure surfaces as :class:`~model_store.protocol.StoreUnavailable` or
 :class:`~model_store.protocol.StoreError`.
 """
 
@@ -46,6 +47,7 @@ from .connection import (
 )
 from .durability import Durability
 from .keys import WRITE_PROBE_PREFIX, ModelKeys
+from .pipelined import FALLBACK, pipelined_for
 from .protocol import (
     StoreError,
     StoreUnavailable,
@@ -106,6 +108,8 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
     chunks of a writer that crashed are dropped by Redis). A blocking read waits at most
     ``max_block_seconds`` (None: as long as asked), which must stay below the blocking client's
     socket timeout: a read still blocked when the socket times out would look like an outage.
+    ``pipelined`` sends the hot writes' scripts over :mod:`model_store.pipelined`'s connection when
+    ``client`` is a single Redis it can reach (else, or when False, through ``client``).
     """
 
     def __init__(
@@ -119,6 +123,7 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
         durability: Durability | None = None,
         max_block_seconds: float | None = None,
         node_client: NodeConnector | None = None,
+        pipelined: bool = True,
     ) -> None:
         if checkpoint_chunk_bytes < 1:
             raise ValueError(f"checkpoint_chunk_bytes must be at least 1, got {checkpoint_chunk_bytes}")
@@ -127,6 +132,7 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
         self._durability = durability or Durability()
         self._connect_node = node_client or _plain_node_client(client)
         self._nodes: dict[tuple[str, int], aioredis.Redis] = {}
+        self._pipelined = pipelined_for(client) if pipelined else None
         self._append_done_ttl_ms = milliseconds(append_done_ttl_seconds, "append_done_ttl_seconds")
         self._chunk_bytes = checkpoint_chunk_bytes
         self._staging_ttl_ms = milliseconds(checkpoint_staging_ttl_seconds, "checkpoint_staging_ttl_seconds")
@@ -218,7 +224,7 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
         wanted = self._durability
         if not wanted.active:
             with translate_redis_errors(action):
-                return await script(keys=keys, args=args)
+                return await self._run_script(script, keys, args)
         fence = ModelKeys(model).wait_fence
         try:
             with translate_redis_errors(action):
@@ -238,6 +244,15 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
                 retry_after=1.0,
             )
         return reply
+
+    async def _run_script(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
+        """Run a registered ``script``: on the pipelined connection (:mod:`model_store.pipelined`) when
+        there is one and it answers, else through the client, which loads, retries and reports."""
+        if self._pipelined is not None:
+            reply = await self._pipelined.evalsha(script.sha, keys, args)
+            if reply is not FALLBACK:
+                return reply
+        return await script(keys=keys, args=args)
 
     async def _durable_append(
         self, client: aioredis.Redis, script: Any, keys: list[Any], args: list[Any], fence: str
@@ -278,6 +293,8 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
             await self._redis.set(f"{WRITE_PROBE_PREFIX}{secrets.token_hex(4)}", b"1", px=1)
 
     async def close(self) -> None:
+        if self._pipelined is not None:
+            self._pipelined.close()
         clients: dict[int, Client] = {id(self._redis): self._redis, id(self._blocking): self._blocking}
         for client in [*clients.values(), *self._nodes.values()]:
             await client.aclose()

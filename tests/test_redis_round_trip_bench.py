@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.redis_round_trip import BASELINE, ROWS, RUNNERS, main
+from bench.redis_round_trip import BASELINE, ROWS, RUNNERS, STORE_ROWS, main
 from bench.report import read_section
 
 
@@ -16,3 +16,6 @@ def test_the_bench_writes_its_section(tmp_path: Path) -> None:
     rows = [line for line in body.splitlines() if line.startswith("| PING |") or line.startswith("| pending")]
     assert len(rows) == 2 * len(RUNNERS) * len(ROWS)
     assert f"| PING | uvloop | {BASELINE} |" in body and "1.00 (1.00 to 1.00)" in body
+    for row in STORE_ROWS:
+        assert f"| {row} |" in body
+    assert "The pipelined connection saves" in body

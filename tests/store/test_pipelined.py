@@ -1,0 +1,228 @@
+"""The pipelined connection of the hot writes (``model_store.pipelined``), on real redis-servers: the
+store's pending writes and label appends go through it and answer what the redis-py client answers;
+many calls share its one connection; whatever it cannot do (a flushed script cache, a restart, a
+stalled server, a refused handshake) the client does, so no call fails that the client would have
+served."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from model_store import ConnectionSettings, PendingLimitExceeded, RedisModelStore, StoreUnavailable
+from model_store.connection import connect
+from model_store.pipelined import FALLBACK, pipelined_for
+
+from ..support.private_redis import REDIS_SERVER, PrivateRedis, free_port
+from .factories import WINDOW, label, new_model, pending
+
+pytestmark = pytest.mark.anyio
+
+FAST = ConnectionSettings(socket_timeout=0.5, connect_timeout=0.5, retries=1)
+
+
+class Counting:
+    """Wraps a store's redis-py script object: counts the calls that went through the client."""
+
+    def __init__(self, script: Any) -> None:
+        self.script = script
+        self.sha = script.sha
+        self.calls = 0
+
+    async def __call__(self, **kwargs: Any) -> Any:
+        self.calls += 1
+        return await self.script(**kwargs)
+
+
+def count_client_calls(store: RedisModelStore) -> dict[str, Counting]:
+    counters = {name: Counting(getattr(store, name)) for name in ("_put_pending", "_label")}
+    for name, counter in counters.items():
+        setattr(store, name, counter)
+    return counters
+
+
+def clients_running(server: redis.Redis, command: str) -> int:
+    """Connections whose last command was ``command``."""
+    return sum(1 for c in server.client_list() if c["cmd"] == command)
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_hot_writes_take_the_pipelined_connection_and_answer_as_the_client(
+    private_redis: PrivateRedis, protocol: int
+) -> None:
+    """Both RESP versions: pending writes, a refused pending write and label outcomes (appended,
+    duplicate, unknown) are the same values through either path."""
+    answers: dict[bool, list[Any]] = {}
+    for pipelined in (True, False):
+        client = connect(f"{private_redis.url}?protocol={protocol}")
+        store = RedisModelStore(client, pipelined=pipelined)
+        counters = count_client_calls(store)
+        model = f"m{int(pipelined)}"
+        try:
+            await new_model(store, model)
+            items = [pending(model, 1, seed) for seed in range(3)]
+            await store.put_pending(model, 1, items[:2], ttl_seconds=WINDOW)
+            with pytest.raises(PendingLimitExceeded) as refused:
+                await store.put_pending(model, 1, items[2:], ttl_seconds=WINDOW, max_pending=2)
+            pairs = [(items[0].prediction_id, 1), (items[1].prediction_id, -1)]
+            outcomes = await label(store, pairs, model)
+            again = await label(store, [(items[0].prediction_id, -1), (items[2].prediction_id, 1)], model)
+            answers[pipelined] = [
+                str(refused.value),
+                *[(o.status, o.seq, o.first_y) for o in outcomes + again],
+            ]
+        finally:
+            await store.close()
+        expected_client_calls = 1 if pipelined else 2  # the first call of a script loads it (NOSCRIPT)
+        assert counters["_put_pending"].calls == expected_client_calls
+        assert counters["_label"].calls == expected_client_calls
+    assert answers[True] == answers[False]
+    assert answers[True][1:] == [
+        ("appended", 1, 1),
+        ("appended", 2, -1),
+        ("conflict", 1, 1),
+        ("unknown", None, None),
+    ]
+
+
+async def test_concurrent_writes_share_one_connection(private_redis: PrivateRedis) -> None:
+    store = RedisModelStore.from_url(private_redis.url, FAST)
+    counters = count_client_calls(store)
+    server = redis.Redis(port=private_redis.port)
+    try:
+        await new_model(store)
+        items = [pending("m", 1, seed) for seed in range(301)]
+        await store.put_pending("m", 1, items[:1], ttl_seconds=WINDOW)  # loads the script
+        await asyncio.gather(*(store.put_pending("m", 1, [item], ttl_seconds=WINDOW) for item in items[1:]))
+        assert await store.count_pending("m", 1, time.time()) == 301
+        assert counters["_put_pending"].calls == 1
+        assert clients_running(server, "evalsha") == 1
+    finally:
+        server.close()
+        await store.close()
+
+
+async def test_a_cancelled_call_leaves_the_replies_in_order(private_redis: PrivateRedis) -> None:
+    """A caller that gives up mid-call (a request cancelled) does not shift the replies of the calls
+    after it: its reply is read and dropped."""
+    store = RedisModelStore.from_url(private_redis.url, FAST)
+    try:
+        await new_model(store)
+        items = [pending("m", 1, seed) for seed in range(4)]
+        await store.put_pending("m", 1, items, ttl_seconds=WINDOW)
+        doomed = asyncio.ensure_future(label(store, [(items[0].prediction_id, 1)]))
+        await asyncio.sleep(0)
+        doomed.cancel()
+        outcomes = await asyncio.gather(*(label(store, [(item.prediction_id, -1)]) for item in items[1:]))
+        assert [o.prediction_id for (o,) in outcomes] == [str(item.prediction_id) for item in items[1:]]
+        assert all(o.status == "appended" for (o,) in outcomes)
+    finally:
+        await store.close()
+
+
+async def test_a_flushed_script_cache_and_a_restart_fall_back_to_the_client(
+    private_redis: PrivateRedis,
+) -> None:
+    store = RedisModelStore.from_url(private_redis.url, FAST)
+    counters = count_client_calls(store)
+    try:
+        await new_model(store)
+        first, second, third = (pending("m", 1, seed) for seed in range(3))
+        await store.put_pending("m", 1, [first], ttl_seconds=WINDOW)  # loads the script
+        await store.put_pending("m", 1, [first], ttl_seconds=WINDOW)
+        assert counters["_put_pending"].calls == 1
+        with redis.Redis(port=private_redis.port) as server:
+            server.script_flush()
+        await store.put_pending("m", 1, [second], ttl_seconds=WINDOW)  # NOSCRIPT: the client loads it
+        assert counters["_put_pending"].calls == 2
+        await store.put_pending("m", 1, [third], ttl_seconds=WINDOW)  # loaded again: pipelined
+        assert counters["_put_pending"].calls == 2
+
+        private_redis.terminate()
+        private_redis.start()  # the pipelined connection is gone (the scripts too)
+        (outcome,) = await label(store, [(first.prediction_id, 1)])
+        assert outcome.status == "appended"
+        assert counters["_label"].calls == 1  # the lost connection or NOSCRIPT: the client's call
+        (outcome,) = await label(store, [(second.prediction_id, 1)])
+        assert (outcome.status, outcome.seq) == ("appended", 2)
+        assert counters["_label"].calls == 1  # a new pipelined connection took it
+    finally:
+        await store.close()
+
+
+async def test_a_stalled_server_is_unavailable_after_the_socket_timeout(private_redis: PrivateRedis) -> None:
+    """A reply later than the socket timeout closes the pipelined connection and the call is refused
+    as the client's own timed-out attempt would be; it is not asked again through the client, so a
+    request waits for a Redis that does not answer no longer than the client's attempts allow."""
+    store = RedisModelStore.from_url(private_redis.url, ConnectionSettings(socket_timeout=0.3, retries=1))
+    counters = count_client_calls(store)
+    try:
+        await new_model(store)
+        await store.put_pending("m", 1, [pending("m", 1, 1)], ttl_seconds=WINDOW)  # loads the script
+        with redis.Redis(port=private_redis.port) as server:
+            sleeper = threading.Thread(target=server.execute_command, args=("DEBUG", "SLEEP", "0.8"))
+            sleeper.start()
+            await asyncio.sleep(0.1)
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="Timeout"):
+                await store.put_pending("m", 1, [pending("m", 1, 0)], ttl_seconds=WINDOW)
+            took = time.monotonic() - started
+            sleeper.join(5)
+        assert 0.3 <= took < 0.6
+        assert counters["_put_pending"].calls == 1
+        await store.put_pending("m", 1, [pending("m", 1, 2)], ttl_seconds=WINDOW)  # a new connection
+        assert counters["_put_pending"].calls == 1
+    finally:
+        await store.close()
+
+
+async def test_credentials_and_database_of_the_url(tmp_path: Path) -> None:
+    """A password and a database number in the URL: the pipelined connection authenticates and
+    selects as the client does; a wrong password is the client's error to report."""
+    port = free_port()
+    server = subprocess.Popen(
+        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--requirepass", "s3cret"],
+        stdout=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+        with redis.Redis(port=port, password="s3cret", db=3) as sync:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    sync.ping()
+                    break
+                except redis.exceptions.ConnectionError:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.02)
+            store = RedisModelStore.from_url(f"redis://:s3cret@127.0.0.1:{port}/3", FAST)
+            counters = count_client_calls(store)
+            try:
+                await new_model(store)
+                for seed in range(3):
+                    await store.put_pending("m", 1, [pending("m", 1, seed)], ttl_seconds=WINDOW)
+                assert counters["_put_pending"].calls == 1  # the first loads the script
+                assert sync.dbsize() > 0
+            finally:
+                await store.close()
+        wrong = pipelined_for(connect(f"redis://:wrong@127.0.0.1:{port}/3"))
+        assert wrong is not None
+        assert await wrong.evalsha("0" * 40, [], []) is FALLBACK
+        wrong.close()
+    finally:
+        server.kill()
+        server.wait(10)
+
+
+def test_only_a_single_plain_redis_gets_a_pipelined_connection() -> None:
+    assert pipelined_for(connect("redis://127.0.0.1:6379/0")) is not None
+    assert pipelined_for(connect("unix:///tmp/redis.sock?db=2")) is not None
+    assert pipelined_for(connect("rediss://127.0.0.1:6379/0")) is None
+    assert pipelined_for(connect("redis+cluster://127.0.0.1:7000")) is None
