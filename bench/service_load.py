@@ -383,6 +383,7 @@ def run(bench: Bench) -> None:
     server = PrivateRedis(tmp)
     server.start()
     r = bench.results
+    ticks = cpu_ticks()
     try:
         single = bench.bodies("predict1", predict_lines(bench, 20_000, 1))
         r["load_average"] = list(os.getloadavg())
@@ -400,6 +401,7 @@ def run(bench: Bench) -> None:
             noop.close()
             service.close()
     finally:
+        r["steal"] = steal_share(ticks, cpu_ticks())
         server.close()
 
 
@@ -632,18 +634,45 @@ def profile_lines(profile: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def load_lines(load: list[float] | None) -> list[str]:
-    """A warning when other work shared the machine (load averages over 1 a core)."""
+STEAL_WARNING = 0.02
+"""A share of CPU time stolen by the hypervisor above which the report says so."""
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(steal, total) ticks of all cores since boot, from /proc/stat; (0, 0) where there is none."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return 0, 0
+    ticks = [int(f) for f in fields[:8]]  # user nice system idle iowait irq softirq steal
+    return (ticks[7] if len(ticks) > 7 else 0), sum(ticks)
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    total = after[1] - before[1]
+    return (after[0] - before[0]) / total if total > 0 else 0.0
+
+
+def load_lines(load: list[float] | None, steal: float | None = None) -> list[str]:
+    """A warning when other work shared the machine: load averages over 1 a core, or the hypervisor
+    taking more than :data:`STEAL_WARNING` of the cores' time (steal) while the bench ran."""
     cores = os.cpu_count() or 1
-    if not load or max(load) <= cores:
-        return []
-    shown = ", ".join(f"{x:.1f}" for x in load)
-    return [
-        "",
-        f"**Other work shared the machine during this run** (load averages {shown} over 1, 5 and 15 "
-        f"minutes on {cores} cores): absolute rates are well below a quiet machine's; the ratios "
-        "of each alternating pair, and the CPU time per request, are the figures to compare.",
-    ]
+    lines = []
+    if load and max(load) > cores:
+        shown = ", ".join(f"{x:.1f}" for x in load)
+        lines.append(
+            f"**Other work shared the machine during this run** (load averages {shown} over 1, 5 and 15 "
+            f"minutes on {cores} cores): absolute rates are well below a quiet machine's; the ratios "
+            "of each alternating pair, and the CPU time per request, are the figures to compare."
+        )
+    if steal is not None and steal > STEAL_WARNING:
+        lines.append(
+            f"**The virtual machine's cores were shared with other guests**: the hypervisor took "
+            f"{100 * steal:.1f} % of their time during the run (steal, /proc/stat), unevenly, so the "
+            "rates and tail latencies of single runs spread widely; the ratios of each alternating pair, "
+            "and the CPU time per request, are the figures to compare."
+        )
+    return [line for text in lines for line in ("", text)]
 
 
 def report(r: dict[str, Any], command: str) -> str:
@@ -663,7 +692,7 @@ def report(r: dict[str, Any], command: str) -> str:
         "Server: one `acog serve` process; Redis: a private redis-server (append-only, everysec); "
         "load: wrk (1 thread, 16 connections, closed loop) and bench/loadgen.py (open loop, "
         f"WebSocket), all on 127.0.0.1. Every figure: the median of {repeats} runs (min to max).",
-        *load_lines(r.get("load_average")),
+        *load_lines(r.get("load_average"), r.get("steal")),
         "",
         "| target | goal | measured | |",
         "|---|---|---|---|",
