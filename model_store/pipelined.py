@@ -194,9 +194,11 @@ class PipelinedScripts:
                 else:
                     await loop.create_connection(lambda: replies, host, port)
                 await replies.handshake(self._handshake)
-        except (OSError, TimeoutError, _Lost):
+        except BaseException as exc:  # a refusal, or the caller cancelled: no half-open connection stays
             if replies.transport is not None:
                 replies.transport.abort()
+            if not isinstance(exc, (OSError, TimeoutError, _Lost)):
+                raise
             self._paused_until = time.monotonic() + RECONNECT_PAUSE
             return None
         finally:

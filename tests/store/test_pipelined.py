@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 import redis
 
-from model_store import ConnectionSettings, PendingLimitExceeded, RedisModelStore, StoreUnavailable
+from model_store import (
+    ConnectionSettings,
+    EmbeddedRedis,
+    PendingLimitExceeded,
+    RedisModelStore,
+    StoreUnavailable,
+)
 from model_store.connection import connect
 from model_store.pipelined import FALLBACK, pipelined_for
 
@@ -219,6 +225,24 @@ async def test_credentials_and_database_of_the_url(tmp_path: Path) -> None:
     finally:
         server.kill()
         server.wait(10)
+
+
+async def test_the_embedded_redis_unix_socket(tmp_path: Path) -> None:
+    """The embedded Redis (what ``acog serve`` runs on without a URL) is reached over a Unix socket."""
+    with EmbeddedRedis(tmp_path / "data") as server:
+        store = RedisModelStore.from_url(server.url, FAST)
+        counters = count_client_calls(store)
+        try:
+            await new_model(store)
+            items = [pending("m", 1, seed) for seed in range(3)]
+            for item in items:
+                await store.put_pending("m", 1, [item], ttl_seconds=WINDOW)
+            outcomes = await label(store, [(item.prediction_id, 1) for item in items])
+            (again,) = await label(store, [(items[0].prediction_id, 1)])
+        finally:
+            await store.close()
+    assert [o.status for o in outcomes] == ["appended"] * 3 and again.status == "duplicate"
+    assert (counters["_put_pending"].calls, counters["_label"].calls) == (1, 1)  # each script's first call
 
 
 def test_only_a_single_plain_redis_gets_a_pipelined_connection() -> None:
