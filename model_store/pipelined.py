@@ -27,11 +27,11 @@ raises redis-py's ``TimeoutError`` in every call in flight on it, as the client'
 end, and the store answers that Redis is unavailable. A Redis that does not answer is not asked
 again through the client, so a request still waits for it at most what the client's retries allow.
 
-Scope: a single Redis over TCP or a Unix socket, with the client's credentials, database and RESP
-version (``HELLO`` with ``AUTH``, then ``SELECT``, as redis-py sends them), read from the client's
-pool, so both paths get the same replies. A cluster client, TLS or a credential provider get no
-pipelined connection (:func:`pipelined_for` answers None), and their calls go through the client
-as before.
+Scope: a single Redis over TCP or a Unix socket, or each primary of a Redis Cluster over TCP
+(:class:`PipelinedNodes`), with the client's credentials, database and RESP version (``HELLO`` with
+``AUTH``, then ``SELECT``, as redis-py sends them), read from the client, so both paths get the same
+replies. TLS or a credential provider get no pipelined connection (:func:`pipelined_for` answers
+None), and their calls go through the client as before.
 """
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 import hiredis
 import redis.asyncio as aioredis
-from redis.exceptions import TimeoutError
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisClusterException, RedisError, TimeoutError
 from redis.utils import DEFAULT_RESP_VERSION
 
 FALLBACK: Final = object()
@@ -215,23 +217,71 @@ class PipelinedScripts:
             replies.transport.close()
 
 
-def pipelined_for(client: Any) -> PipelinedScripts | None:
-    """A :class:`PipelinedScripts` to the Redis ``client`` talks to, or None when ``client`` is not a
-    single Redis over plain TCP or a Unix socket with (at most) a user name and password."""
+class PipelinedNodes:
+    """Redis Cluster: a :class:`PipelinedScripts` per primary, each call sent to the node the cluster
+    client maps the slot of its first key to (the store's scripts keep their keys in one slot). A node
+    that no longer holds the slot answers ``MOVED``, an error reply like any other: the client makes
+    that call, following the redirection and refreshing its map, and the next call goes to the new
+    node. A call made before the client knows the slots goes through the client."""
+
+    def __init__(self, cluster: RedisCluster, connection: Callable[[str, int], PipelinedScripts]) -> None:
+        self._cluster = cluster
+        self._connection = connection
+        self._nodes: dict[tuple[str, int], PipelinedScripts] = {}
+
+    async def evalsha(self, sha: str, keys: list[Any], args: list[Any]) -> Any:
+        try:
+            node = self._cluster.get_node_from_key(keys[0])
+        except (RedisError, RedisClusterException):  # the slots are not known yet
+            return FALLBACK
+        if node is None:
+            return FALLBACK
+        address = (node.host, int(node.port))
+        scripts = self._nodes.get(address)
+        if scripts is None:
+            scripts = self._nodes[address] = self._connection(*address)
+        return await scripts.evalsha(sha, keys, args)
+
+    def close(self) -> None:
+        nodes, self._nodes = self._nodes, {}
+        for scripts in nodes.values():
+            scripts.close()
+
+
+Pipelined = PipelinedScripts | PipelinedNodes
+
+
+def pipelined_for(client: Any) -> Pipelined | None:
+    """The pipelined connections to the Redis (or the Redis Cluster) ``client`` talks to, or None when
+    it does not talk plain TCP or a Unix socket with (at most) a user name and password."""
+    if isinstance(client, RedisCluster):
+        kwargs = client.nodes_manager.connection_kwargs
+        kind = kwargs.get("connection_class") or aioredis.Connection
+        if not _plain(kind, kwargs) or issubclass(kind, aioredis.UnixDomainSocketConnection):
+            return None
+        return PipelinedNodes(client, lambda host, port: _scripts(kwargs, host=host, port=port))
     if not isinstance(client, aioredis.Redis):
         return None
     pool = client.connection_pool
-    kwargs = pool.connection_kwargs
-    kind = pool.connection_class
+    kind, kwargs = pool.connection_class, pool.connection_kwargs
+    if not _plain(kind, kwargs):
+        return None
+    if issubclass(kind, aioredis.UnixDomainSocketConnection):
+        return _scripts(kwargs, path=kwargs.get("path"))
+    return _scripts(kwargs, host=kwargs.get("host") or "localhost", port=int(kwargs.get("port", 6379)))
+
+
+def _plain(kind: type[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether redis-py would connect with ``kind`` and ``kwargs`` as this module does: no TLS, no
+    credential provider."""
     if issubclass(kind, aioredis.SSLConnection) or kwargs.get("credential_provider") is not None:
-        return None
-    unix = issubclass(kind, aioredis.UnixDomainSocketConnection)
-    if not unix and not issubclass(kind, aioredis.Connection):
-        return None
+        return False
+    return issubclass(kind, (aioredis.Connection, aioredis.UnixDomainSocketConnection))
+
+
+def _scripts(kwargs: dict[str, Any], **address: Any) -> PipelinedScripts:
     return PipelinedScripts(
-        host=kwargs.get("host") or "localhost",
-        port=int(kwargs.get("port", 6379)),
-        path=kwargs.get("path") if unix else None,
+        **address,
         username=kwargs.get("username"),
         password=kwargs.get("password"),
         db=int(kwargs.get("db", 0) or 0),

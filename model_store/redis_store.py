@@ -19,8 +19,8 @@ and :mod:`model_store.redis_checkpoints` (the lease, checkpoints); this module h
 connections, the durability of appends and what they share.
 
 Every hot-path call (``put_pending``, ``label``, ``append_examples``) is one script call,
-so one round trip, with no KEYS/SCAN; on a single Redis it goes over the pipelined connection of
-:mod:`model_store.pipelined`, with the redis-py client behind it. Blocking reads (``follow_log``,
+so one round trip, with no KEYS/SCAN; it goes over the pipelined connections of
+:mod:`model_store.pipelined`, with the redis-py client behind them. Blocking reads (``follow_log``,
 ``follow_control``) go through a client of their own, so that waiting readers never hold the
 connections requests need. Every Redis failure surfaces as :class:`~model_store.protocol.StoreUnavailable` or
 :class:`~model_store.protocol.StoreError`.
@@ -108,8 +108,8 @@ class RedisModelStore(RedisModelRecords, RedisLabelLog, RedisCheckpoints):
     chunks of a writer that crashed are dropped by Redis). A blocking read waits at most
     ``max_block_seconds`` (None: as long as asked), which must stay below the blocking client's
     socket timeout: a read still blocked when the socket times out would look like an outage.
-    ``pipelined`` sends the hot writes' scripts over :mod:`model_store.pipelined`'s connection when
-    ``client`` is a single Redis it can reach (else, or when False, through ``client``).
+    ``pipelined`` sends the hot writes' scripts over :mod:`model_store.pipelined`'s connections when
+    it can reach ``client``'s Redis or cluster nodes (else, or when False, through ``client``).
     """
 
     def __init__(

@@ -1,8 +1,9 @@
 """The pipelined connection of the hot writes (``model_store.pipelined``), on real redis-servers: the
 store's pending writes and label appends go through it and answer what the redis-py client answers;
 many calls share its one connection; whatever it cannot do (a flushed script cache, a restart, a
-stalled server, a refused handshake) the client does, so no call fails that the client would have
-served."""
+refused handshake, a cluster node that no longer holds the slot) the client does, so no call fails
+that the client would have served; a server that does not answer is refused after the socket
+timeout, as the client's own attempt would be."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 import redis
+from redis.asyncio.cluster import RedisCluster
 
 from model_store import (
     ConnectionSettings,
@@ -24,9 +27,12 @@ from model_store import (
     StoreUnavailable,
 )
 from model_store.connection import connect
-from model_store.pipelined import FALLBACK, pipelined_for
+from model_store.keys import GenerationKeys
+from model_store.pipelined import FALLBACK, PipelinedNodes, PipelinedScripts, pipelined_for
 
 from ..support.private_redis import REDIS_SERVER, PrivateRedis, free_port
+from ..support.redis_cluster import RedisClusterProcesses
+from .conftest import flush_cluster
 from .factories import WINDOW, label, new_model, pending
 
 pytestmark = pytest.mark.anyio
@@ -245,8 +251,43 @@ async def test_the_embedded_redis_unix_socket(tmp_path: Path) -> None:
     assert (counters["_put_pending"].calls, counters["_label"].calls) == (1, 1)  # each script's first call
 
 
-def test_only_a_single_plain_redis_gets_a_pipelined_connection() -> None:
-    assert pipelined_for(connect("redis://127.0.0.1:6379/0")) is not None
-    assert pipelined_for(connect("unix:///tmp/redis.sock?db=2")) is not None
+async def test_a_cluster_writes_each_model_through_its_primary(redis_cluster: RedisClusterProcesses) -> None:
+    """On a Redis Cluster each call goes to the primary of its model's slot; a node that does not hold
+    the slot answers MOVED, and the client makes that call (following the redirection)."""
+    flush_cluster(redis_cluster)
+    store = RedisModelStore.from_url(redis_cluster.url, FAST)
+    counters = count_client_calls(store)
+    try:
+        names = [f"m{i}" for i in range(6)]  # spread over the shards
+        for name in names:
+            await new_model(store, name)
+            for seed in range(3):
+                await store.put_pending(name, 1, [pending(name, 1, seed)], ttl_seconds=WINDOW)
+        nodes = {redis_cluster.node_of(GenerationKeys(name, 1).pending_index) for name in names}
+        assert len(nodes) > 1
+        # each shard's first call of the script loads it there (NOSCRIPT); every other call is pipelined
+        assert counters["_put_pending"].calls <= len(nodes)
+        before = counters["_put_pending"].calls
+
+        cluster = store._redis
+        assert isinstance(cluster, RedisCluster)
+        right = cluster.get_node_from_key(GenerationKeys("m0", 1).pending_index)
+        assert right is not None
+        wrong = next(node for node in cluster.get_primaries() if node.port != right.port)
+        with patch.object(cluster, "get_node_from_key", return_value=wrong):
+            await store.put_pending("m0", 1, [pending("m0", 1, 7)], ttl_seconds=WINDOW)  # MOVED
+        assert counters["_put_pending"].calls == before + 1
+        await store.put_pending("m0", 1, [pending("m0", 1, 8)], ttl_seconds=WINDOW)
+        assert counters["_put_pending"].calls == before + 1
+        assert await store.count_pending("m0", 1, time.time()) == 5
+    finally:
+        await store.close()
+        flush_cluster(redis_cluster)
+
+
+def test_which_clients_get_pipelined_connections() -> None:
+    assert isinstance(pipelined_for(connect("redis://127.0.0.1:6379/0")), PipelinedScripts)
+    assert isinstance(pipelined_for(connect("unix:///tmp/redis.sock?db=2")), PipelinedScripts)
+    assert isinstance(pipelined_for(connect("redis+cluster://127.0.0.1:7000")), PipelinedNodes)
     assert pipelined_for(connect("rediss://127.0.0.1:6379/0")) is None
-    assert pipelined_for(connect("redis+cluster://127.0.0.1:7000")) is None
+    assert pipelined_for(connect("rediss+cluster://127.0.0.1:7000")) is None
