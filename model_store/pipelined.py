@@ -1,26 +1,29 @@
 """A lean pipelined connection for the store's hot writes: pending predictions and label appends.
 
-redis-py's asyncio client spends about 110 us of CPU on a lone call: the pool's checkout and
-its readiness probe, the retry wrapper, a task per socket write under ``wait_for``, the reply
-callbacks. A request that arrives alone (an open-loop load at a moderate rate, a lone label) pays
-all of it. This connection is the floor of an asyncio client instead (``bench.redis_round_trip``):
-an ``asyncio.Protocol`` that writes each packed command at once and a ``hiredis.Reader`` that
-parses the replies, matched to their calls in order (Redis answers one connection's commands in
-the order it received them), so any number of calls are in flight on the one connection.
+redis-py's asyncio client spends two to three times the protocol floor's CPU on a lone call
+(``bench.redis_round_trip``): the pool's checkout and its readiness probe, the retry wrapper, a
+task per socket write under ``wait_for``, the reply callbacks. A request that arrives alone (an
+open-loop load at a moderate rate, a lone label) pays all of it. This connection is that floor
+instead: an ``asyncio.Protocol`` that writes each packed command at once and a ``hiredis.Reader``
+that parses the replies, matched to their calls in order (Redis answers one connection's commands
+in the order it received them), so any number of calls are in flight on the one connection.
 
 It is a fast path, not a second client. A call either gets the script's reply or
 :data:`FALLBACK`, and the store then runs the same call through its redis-py client, which loads
 scripts, retries, reconnects and turns every failure into the store's errors as before:
 
-- the script is not loaded on this Redis (``NOSCRIPT``), or Redis answered any other error: the
-  client's attempt answers (an error reply runs nothing: a script Redis refuses up front, or one
-  that failed before writing, since the store's scripts check before they write);
+- the script is not loaded on this Redis (``NOSCRIPT``), or Redis answered any other error
+  (``MOVED`` on a cluster, ``LOADING``, ``OOM``, ...): the client's attempt answers, with the
+  client's own handling of that error;
 - the connection was lost (a restarted Redis, a connection it closed while idle): the call runs
-  again through the client. Every script the store sends this way is idempotent (a pending write
-  sets the same fields again; a label or an example already appended is answered from its ``done``
-  marker), so a call that ran before the connection broke is not applied twice;
+  again through the client;
 - it cannot connect: the client's attempt reports the outage. No new connection is tried for
   :data:`RECONNECT_PAUSE` seconds after a failed one.
+
+Every script the store sends this way is idempotent (a pending write sets the same fields again; a
+label or an example already appended is answered from its ``done`` marker), so a call that ran, or
+ran in part, before the client's attempt is not applied twice: the same guarantee the client's own
+retries rely on.
 
 One failure is not handed back: a reply later than the socket timeout closes the connection and
 raises redis-py's ``TimeoutError`` in every call in flight on it, as the client's own attempt would
