@@ -8,7 +8,6 @@ timeout, as the client's own attempt would be."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from model_store.connection import connect
 from model_store.keys import GenerationKeys
 from model_store.pipelined import FALLBACK, PipelinedNodes, PipelinedScripts, pipelined_for
 
-from ..support.private_redis import REDIS_SERVER, PrivateRedis, free_port
+from ..support.private_redis import PrivateRedis
 from ..support.redis_cluster import RedisClusterProcesses
 from .conftest import flush_cluster
 from .factories import WINDOW, label, new_model, pending
@@ -198,39 +197,27 @@ async def test_a_stalled_server_is_unavailable_after_the_socket_timeout(private_
 async def test_credentials_and_database_of_the_url(tmp_path: Path) -> None:
     """A password and a database number in the URL: the pipelined connection authenticates and
     selects as the client does; a wrong password is the client's error to report."""
-    port = free_port()
-    server = subprocess.Popen(
-        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--requirepass", "s3cret"],
-        stdout=subprocess.DEVNULL,
-        cwd=tmp_path,
-    )
+    server = PrivateRedis(tmp_path, password="s3cret")
+    server.start()
     try:
-        with redis.Redis(port=port, password="s3cret", db=3) as sync:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    sync.ping()
-                    break
-                except redis.exceptions.ConnectionError:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.02)
-            store = RedisModelStore.from_url(f"redis://:s3cret@127.0.0.1:{port}/3", FAST)
-            counters = count_client_calls(store)
-            try:
-                await new_model(store)
-                for seed in range(3):
-                    await store.put_pending("m", 1, [pending("m", 1, seed)], ttl_seconds=WINDOW)
-                assert counters["_put_pending"].calls == 1  # the first loads the script
-                assert sync.dbsize() > 0
-            finally:
-                await store.close()
-        wrong = pipelined_for(connect(f"redis://:wrong@127.0.0.1:{port}/3"))
+        url = server.url.removesuffix("/0")
+        store = RedisModelStore.from_url(f"{url}/3", FAST)
+        counters = count_client_calls(store)
+        try:
+            await new_model(store)
+            for seed in range(3):
+                await store.put_pending("m", 1, [pending("m", 1, seed)], ttl_seconds=WINDOW)
+            assert counters["_put_pending"].calls == 1  # the first loads the script
+        finally:
+            await store.close()
+        with redis.Redis(port=server.port, password="s3cret", db=3) as sync:
+            assert sync.dbsize() > 0
+        wrong = pipelined_for(connect(f"redis://:wrong@127.0.0.1:{server.port}/3"))
         assert wrong is not None
         assert await wrong.evalsha("0" * 40, [], []) is FALLBACK
         wrong.close()
     finally:
-        server.kill()
-        server.wait(10)
+        server.close()
 
 
 async def test_the_embedded_redis_unix_socket(tmp_path: Path) -> None:

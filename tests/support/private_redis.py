@@ -39,16 +39,25 @@ def free_port() -> int:
 class PrivateRedis:
     """``start()``/``stop()`` a redis-server on a fixed free port; ``close()`` kills it for good."""
 
-    def __init__(self, directory: Path, appendfsync: str = "everysec", appendonly: bool = True) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        appendfsync: str = "everysec",
+        appendonly: bool = True,
+        password: str | None = None,
+    ) -> None:
         self.directory = directory
         self.appendfsync = appendfsync
         self.appendonly = appendonly
+        self.password = password
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        """The server's URL (with its password, when it asks for one)."""
+        credentials = "" if self.password is None else f":{self.password}@"
+        return f"redis://{credentials}127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -70,10 +79,11 @@ class PrivateRedis:
                 "redis.log",
                 "--enable-debug-command",
                 "local",  # DEBUG SLEEP: tests stall a server (a lagging replica, say)
+                *([] if self.password is None else ["--requirepass", self.password]),
             ],
             stdout=subprocess.DEVNULL,
         )
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        client = redis.Redis(port=self.port, password=self.password, socket_connect_timeout=0.2)
         deadline = time.monotonic() + 10
         while True:
             try:
