@@ -1,7 +1,7 @@
 """A lean pipelined connection for the store's hot writes: pending predictions and label appends.
 
-redis-py's asyncio client spends two to three times the protocol floor's CPU on a lone call
-(``bench.redis_round_trip``): the pool's checkout and its readiness probe, the retry wrapper, a
+redis-py's asyncio client spends several times the protocol floor's CPU on a lone call
+(``bench.redis_round_trip`` measures both): the pool's checkout and its readiness probe, the retry wrapper, a
 task per socket write under ``wait_for``, the reply callbacks. A request that arrives alone (an
 open-loop load at a moderate rate, a lone label) pays all of it. This connection is that floor
 instead: an ``asyncio.Protocol`` that writes each packed command at once and a ``hiredis.Reader``
