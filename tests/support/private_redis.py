@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import redis
@@ -30,10 +32,46 @@ REDIS_SERVER = _redis_server()
 """A ``redis-server`` of version 7 or later (Debian package ``redis-server``)."""
 
 
-def free_port() -> int:
+def _ephemeral_low() -> int:
+    """The first port of the kernel's range for outgoing connections (Linux's default: 32768)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+EPHEMERAL_LOW = _ephemeral_low()
+LOWEST = 10_000
+"""Tests' servers listen on ports from here up to the kernel's outgoing range."""
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        try:
+            sock.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port(span: int = 0, taken: Collection[int] = ()) -> int:
+    """A loopback port free to listen on, with ``port + span`` free too (a cluster node's bus) and
+    neither in ``taken`` nor ``span`` away from a port in it.
+
+    It lies below the kernel's range of outgoing ports: a client that polls a port of that range
+    while its server starts (every start-up loop here) can be given that very port as its own and
+    connect to itself (TCP's simultaneous open), then read its own command back as the reply."""
+    high = EPHEMERAL_LOW - 1 - span
+    if high - LOWEST < 1000:  # an unusual outgoing range: the kernel's choice
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return int(sock.getsockname()[1])
+    for _ in range(1000):
+        port = random.randint(LOWEST, high)
+        near = {port, port + span, port - span} if span else {port}
+        if near.isdisjoint(taken) and _bindable(port) and (not span or _bindable(port + span)):
+            return port
+    raise RuntimeError("no free loopback port")
 
 
 class PrivateRedis:

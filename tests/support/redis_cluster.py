@@ -8,9 +8,7 @@ stalls and its link is dropped, so writes reach the master only), :meth:`kill` i
 
 from __future__ import annotations
 
-import random
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -19,29 +17,11 @@ from pathlib import Path
 import redis
 from redis.cluster import RedisCluster as SyncCluster
 
-from .private_redis import REDIS_SERVER
+from .private_redis import REDIS_SERVER, free_port
 
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
 BUS_OFFSET = 10_000
 """A cluster node also listens on its port + 10000 (the cluster bus), which must be a valid port too."""
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
-def free_cluster_port(taken: set[int]) -> int:
-    """A free port below 55536 whose cluster-bus port (+10000) is free too."""
-    for _ in range(1000):
-        port = random.randint(20_000, 55_000)
-        if port not in taken and _bindable(port) and _bindable(port + BUS_OFFSET):
-            return port
-    raise RuntimeError("no free port pair for a Redis Cluster node")
 
 
 class RedisClusterProcesses:
@@ -56,7 +36,7 @@ class RedisClusterProcesses:
         self.node_timeout_ms = node_timeout_ms
         self.ports: list[int] = []
         for _ in range(masters * (1 + replicas)):
-            self.ports.append(free_cluster_port(set(self.ports)))
+            self.ports.append(free_port(BUS_OFFSET, self.ports))  # the node's port and its bus
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
 
     @property
