@@ -165,7 +165,8 @@ class PipelinedScripts:
         self._timeout = timeout
         self._connect_timeout = connect_timeout
         self._replies: _Replies | None = None
-        self._connecting = False
+        self._connecting: _Replies | None = None
+        self._closes = 0
         self._paused_until = 0.0
 
     async def evalsha(self, sha: str, keys: list[Any], args: list[Any]) -> Any:
@@ -174,7 +175,7 @@ class PipelinedScripts:
         replies = self._replies
         loop = asyncio.get_running_loop()
         if replies is None or replies.lost or replies.loop is not loop:
-            if self._connecting or time.monotonic() < self._paused_until:
+            if self._connecting is not None or time.monotonic() < self._paused_until:
                 return FALLBACK  # meanwhile the client serves
             replies = await self._connect(loop)
             if replies is None:
@@ -189,8 +190,8 @@ class PipelinedScripts:
 
     async def _connect(self, loop: asyncio.AbstractEventLoop) -> _Replies | None:
         self.close()
-        self._connecting = True
-        replies = _Replies(loop, self._timeout)
+        closes = self._closes
+        replies = self._connecting = _Replies(loop, self._timeout)
         host, port, path = self._address
         try:
             async with asyncio.timeout(self._connect_timeout):
@@ -199,6 +200,8 @@ class PipelinedScripts:
                 else:
                     await loop.create_connection(lambda: replies, host, port)
                 await replies.handshake(self._handshake)
+            if self._closes != closes:  # closed while connecting: the connection is not kept
+                raise _Lost("closed while connecting")
         except BaseException as exc:  # a refusal, or the caller cancelled: no half-open connection stays
             if replies.transport is not None:
                 replies.transport.abort()
@@ -207,12 +210,17 @@ class PipelinedScripts:
             self._paused_until = time.monotonic() + RECONNECT_PAUSE
             return None
         finally:
-            self._connecting = False
+            self._connecting = None
         self._replies = replies
         return replies
 
     def close(self) -> None:
-        """Close the connection (calls in flight get :data:`FALLBACK`)."""
+        """Close the connection (calls in flight get :data:`FALLBACK`); a connect under way ends
+        without keeping its connection."""
+        self._closes += 1
+        connecting = self._connecting
+        if connecting is not None and connecting.transport is not None and not connecting.loop.is_closed():
+            connecting.transport.abort()
         replies, self._replies = self._replies, None
         if replies is not None and replies.transport is not None and not replies.lost:
             if replies.loop.is_closed():

@@ -8,6 +8,7 @@ timeout, as the client's own attempt would be."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from pathlib import Path
@@ -136,6 +137,24 @@ async def test_a_cancelled_call_leaves_the_replies_in_order(private_redis: Priva
         assert all(o.status == "appended" for (o,) in outcomes)
     finally:
         await store.close()
+
+
+async def test_a_close_while_connecting_keeps_no_connection() -> None:
+    """A store closed while its pipelined connection is still connecting (a server that accepted it
+    and has not answered the handshake yet) closes that socket too: the call falls back, and the
+    server sees the connection end."""
+    loop = asyncio.get_running_loop()
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        scripts = PipelinedScripts(port=listener.getsockname()[1], protocol=3, connect_timeout=5.0)
+        call = asyncio.ensure_future(scripts.evalsha("0" * 40, [], []))
+        accepted, _ = await asyncio.wait_for(loop.sock_accept(listener), 5)
+        with accepted:
+            hello = await asyncio.wait_for(loop.sock_recv(accepted, 1024), 5)
+            assert hello.startswith(b"*2\r\n$5\r\nHELLO")
+            scripts.close()
+            assert await asyncio.wait_for(call, 1) is FALLBACK
+            assert await asyncio.wait_for(loop.sock_recv(accepted, 1024), 1) == b""  # closed by us
 
 
 async def test_a_flushed_script_cache_and_a_restart_fall_back_to_the_client(
