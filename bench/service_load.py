@@ -491,7 +491,7 @@ def memory(client: Client, pid: int, server: PrivateRedis, bench: Bench) -> dict
     store = redis.Redis.from_url(server.url)
     out: dict[str, Any] = {}
     # pending predictions first: the service keeps nothing for them, and measured after the models
-    # below their RSS figure caught the release of those models' memory (about -100 KiB a prediction)
+    # below, their RSS figure caught the release of those models' memory and came out negative
     for label, model, dim in (("d=123", "default", 123), ("d=10^6 (20 non-zeros)", "sparse", 10**6)):
         if model != "default":
             client.put_model(model, {"n_features": dim, "algorithm": "ssacog", "eta": 1.0})
