@@ -5,7 +5,7 @@ second, so ``samples / rate`` is the Python CPU time of the window, and with the
 requests served in that window, ``samples / rate / requests`` is the CPU time a request costs.
 Each sample is charged to one component: the first frame, walking from the innermost frame
 outwards, whose file belongs to a component in :data:`COMPONENTS` (so ``json`` called by
-pydantic is pydantic's, and a Redis command sent by the pending writer is the Redis client's).
+pydantic is pydantic's, and a Redis command sent through redis-py is redis-py's).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("redis-py client (pending write)", ("redis/",)),
+    ("redis-py client (fallbacks; the log follower's reads)", ("redis/",)),
     ("pydantic (body and reply models)", ("pydantic/", "pydantic_core/")),
     ("Prometheus client", ("prometheus_client/",)),
     ("our API layer (middleware, auth, schemas)", ("service/api/",)),

@@ -21,7 +21,7 @@ single /predict against the no-op on each server (goal >= 1.0), batch /predict, 
 >= 6,000 labels/s) and 100 per request, the WebSocket (goal >= 20,000 predictions/s), the same
 single labels and WebSocket messages sent to the no-op app (the floor of those two goals), open-loop
 latency at 2,000 predictions/s (goal p99 < 5 ms), memory per model and per pending
-prediction, and a py-spy profile of where a single /predict spends its CPU.
+prediction, and py-spy profiles of where a single /predict and a single label spend their CPU.
 """
 
 from __future__ import annotations
@@ -155,13 +155,16 @@ class Bench:
         cores the server gets, CPU time per request much less."""
         return with_cpu(server.pid, 1, self.wrk, server.url, path, bodies, self.seconds)
 
-    def profiled(self, url: str, pid: int, bodies: Path, rate: int = 250) -> dict[str, Any]:
-        """A closed-loop single /predict run with py-spy sampling the server: CPU us per request."""
+    def profiled(
+        self, url: str, pid: int, bodies: Path, path: str = "/predict", unique: bool = False, rate: int = 250
+    ) -> dict[str, Any]:
+        """A closed-loop run of single requests to ``path`` with py-spy sampling the server: CPU us per
+        request (``unique``: as :meth:`wrk`'s, each body sent once)."""
         seconds = round(self.seconds)
-        raw = self.workdir / f"profile-{pid}.txt"
+        raw = self.workdir / f"profile-{pid}-{path.strip('/')}.txt"
         spy = cpu_profile.start(pid, seconds, raw, rate)
         time.sleep(0.5)  # let py-spy attach before the load starts
-        run = self.wrk(url, "/predict", bodies, seconds + 1)
+        run = self.wrk(url, path, bodies, seconds + 1, unique=unique)
         if spy.wait() != 0:
             raise RuntimeError(f"py-spy failed: {spy.stderr.read().decode() if spy.stderr else ''}")
         requests = round(run["rate"] * seconds)
@@ -478,6 +481,15 @@ def scenarios(bench: Bench, service: Server, noop: Server, client: Client, redis
             with_cpu(service.pid, 1, bench.loadgen, "websocket", service.ws_url, str(feedback_messages)),
         )
         print(f"repeat {repeat + 1} of {repeats} done", file=sys.stderr, flush=True)
+    if bench.profile:  # where a single label spends its CPU, in the service and in the no-op
+        pairs = fresh_predictions(client, bench, int(6_000 * (round(seconds) + 1)), "default")
+        labels = bench.bodies(
+            "feedback_profile", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs]
+        )
+        r["label_profile"] = {
+            "service": bench.profiled(service.url, service.pid, labels, "/feedback", unique=True),
+            "noop": bench.profiled(noop.url, noop.pid, labels, "/feedback"),
+        }
     for key, results in runs.items():
         if key.startswith("ws_"):
             r[key] = median_run(results, "messages_per_second")
@@ -596,24 +608,20 @@ WS_NOOP_ROW = "the same messages, the no-op app's /ws (its CPU)"
 OURS = (
     "our engine, features, learners, store",
     "our API layer (middleware, auth, schemas)",
-    "redis-py client (pending write)",
+    "redis-py client (fallbacks; the log follower's reads)",
     "Prometheus client",
 )
 """The profile rows that are the service's own work; the others are the framework's."""
 
 
-def profile_lines(profile: dict[str, Any] | None) -> list[str]:
-    """The py-spy table: CPU us per single /predict request by component, service vs no-op."""
-    if profile is None:
-        return ["", "(No CPU profile in this run: `--no-profile`.)"]
+def profile_table(profile: dict[str, Any], what: str) -> list[str]:
+    """The py-spy table: CPU us per single ``what`` request by component, service vs no-op."""
     service, noop = profile["service"], profile["noop"]
     names = list(dict.fromkeys([*service["us"], *noop["us"]]))
     total_s, total_n = sum(service["us"].values()), sum(noop["us"].values())
-    ours = sum(us for name, us in service["us"].items() if name in OURS)
-    framework = total_s - ours
-    lines = [
+    return [
         "",
-        "Where a single /predict spends its CPU (py-spy `--gil`, 250 samples/s, during a closed-loop "
+        f"Where a single {what} spends its CPU (py-spy `--gil`, 250 samples/s, during a closed-loop "
         f"run at {service['rate']:,.0f} req/s for the service and {noop['rate']:,.0f} for the no-op; "
         "each sample charged to the innermost frame's component, see `bench/cpu_profile.py`):",
         "",
@@ -621,6 +629,17 @@ def profile_lines(profile: dict[str, Any] | None) -> list[str]:
         "|---|---:|---:|",
         *(f"| {n} | {service['us'].get(n, 0.0):,.1f} | {noop['us'].get(n, 0.0):,.1f} |" for n in names),
         f"| **total (GIL held)** | **{total_s:,.1f}** | **{total_n:,.1f}** |",
+    ]
+
+
+def profile_lines(profile: dict[str, Any] | None, labels: dict[str, Any] | None = None) -> list[str]:
+    """The py-spy tables of single /predict requests and (when profiled) single labels."""
+    if profile is None:
+        return ["", "(No CPU profile in this run: `--no-profile`.)"]
+    ours = sum(us for name, us in profile["service"]["us"].items() if name in OURS)
+    framework = sum(profile["service"]["us"].values()) - ours
+    lines = [
+        *profile_table(profile, "/predict"),
         "",
         f"The service's own rows (parsing, scoring, the Redis write of the pending prediction, "
         f"metrics, the API layer) come to {ours:,.1f} us, the framework's (the HTTP server, Starlette, "
@@ -633,6 +652,15 @@ def profile_lines(profile: dict[str, Any] | None) -> list[str]:
         "thresholds spent about 12 % of the CPU in collections (the service raises them while it "
         "serves).",
     ]
+    if labels is not None:
+        lines += [
+            *profile_table(labels, "label (`/feedback`, one prediction id)"),
+            "",
+            "A label's own rows hold what the no-op does not do: the appender's script call that "
+            "appends it to the log, the log follower's read of the entry (redis-py's blocking "
+            "`XREAD`), the ensemble's update and the measures, before the reply says the label is "
+            "learned.",
+        ]
     return lines
 
 
@@ -781,7 +809,7 @@ def report(r: dict[str, Any], command: str) -> str:
         f"{during['settle_seconds']:.1f} s after the loop in the median run): the tail an operator "
         "sees while Redis rewrites on the service's machine.",
     ]
-    lines += profile_lines(r["paired"]["uvicorn"].get("profile"))
+    lines += profile_lines(r["paired"]["uvicorn"].get("profile"), r.get("label_profile"))
     lines += [
         "",
         "Memory per model (learner state; service RSS growth; Redis growth with one checkpoint kept "
@@ -809,7 +837,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=None, help="write the section into this markdown file")
     parser.add_argument("--json", default=None, help="also dump the raw results here")
     parser.add_argument(
-        "--no-profile", action="store_true", help="skip the py-spy profile of single /predict requests"
+        "--no-profile", action="store_true", help="skip the py-spy profiles of single requests"
     )
     parser.add_argument(
         "--pairs-only",

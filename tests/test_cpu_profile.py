@@ -17,7 +17,7 @@ JSON = "dumps (json/__init__.py:231)"
 
 def test_the_innermost_frame_with_a_component_takes_the_sample() -> None:
     assert component([LOOP, ROUTE, PREDICT]) == "our engine, features, learners, store"
-    assert component([LOOP, ROUTE, PREDICT, REDIS]) == "redis-py client (pending write)"
+    assert component([LOOP, ROUTE, PREDICT, REDIS]) == "redis-py client (fallbacks; the log follower's reads)"
     assert component([LOOP, ROUTE, JSON]) == "FastAPI (routing, dependencies, telemetry check)"
     assert component([LOOP]) == "asyncio event loop and streams"
     assert component(["<module> (<frozen runpy>:88)", JSON, "garbage"]) == OTHER
@@ -35,4 +35,4 @@ def test_us_per_request_from_raw_lines(tmp_path: Path) -> None:
     us = us_per_request(raw, rate=250, requests=1000)
     assert us["FastAPI (routing, dependencies, telemetry check)"] == pytest.approx(120.0)
     assert us["our engine, features, learners, store"] == pytest.approx(80.0)
-    assert us["redis-py client (pending write)"] == pytest.approx(40.0)
+    assert us["redis-py client (fallbacks; the log follower's reads)"] == pytest.approx(40.0)
