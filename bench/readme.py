@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench.learners import DEFAULTS_ROW
 from bench.report import DEFAULT_PATH, read_section, write_section
-from bench.service_load import FEEDBACK_NOOP_ROW, WS_NOOP_ROW
+from bench.service_load_report import FEEDBACK_NOOP_ROW, WS_NOOP_ROW
 from service.learners import NONLINEAR_MAX_FEATURES, EtaGrid
 from service.learners.knn import KNN
 from service.learners.roster import FOREST_MAX_FEATURES, NEIGHBOURS_MAX_FEATURES, STANDARD_MAX_FEATURES

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from bench.service_load import STEAL_WARNING, cpu_ticks, load_lines, steal_share
+from bench.service_load import cpu_ticks, steal_share
+from bench.service_load_report import STEAL_WARNING, load_lines
 
 
 def test_steal_is_read_from_proc_stat() -> None:
