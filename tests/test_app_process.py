@@ -1,4 +1,5 @@
-"""Process-wide choices the app makes while it serves: FastAPI's OpenTelemetry hook and the GC.
+"""Process-wide choices the app makes while it serves: FastAPI's OpenTelemetry hook, the GC, and the
+hot routes ahead of the middleware stack.
 
 Both were found with py-spy under single-/predict load (``python -m bench.service_load``): the
 per-request OpenTelemetry provider lookup and CPython's default garbage-collector thresholds.
@@ -7,13 +8,19 @@ These tests run the app's real lifespan against the test Redis.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import gc
 from pathlib import Path
 
+import httpx
 import pytest
 import redis
+from pydantic import BaseModel
+from starlette.types import Receive, Scope, Send
 
 from service.api.app import GC_THRESHOLDS, create_app
+from service.api.hot import ServiceApp
 from service.settings import Settings
 
 pytestmark = pytest.mark.anyio
@@ -45,3 +52,59 @@ async def test_gc_thresholds_are_raised_while_serving_and_restored_after(
     async with app.router.lifespan_context(app):
         assert gc.get_threshold() == GC_THRESHOLDS
     assert gc.get_threshold() == before
+
+
+async def _serving(app: ServiceApp) -> None:
+    for _ in range(1200):  # the kernels compile and the models recover in the background
+        if app.progress is not None and app.progress.serving:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the app did not start serving")
+
+
+async def test_hot_routes_skip_the_middleware_stack_once_the_service_serves(
+    redis_url: str, tmp_path: Path
+) -> None:
+    app = create_app(settings(redis_url, tmp_path))
+    async with app.router.lifespan_context(app):
+        await _serving(app)
+        stack = app.build_middleware_stack()
+        paths: list[str] = []
+
+        async def counted(scope: Scope, receive: Receive, send: Send) -> None:
+            paths.append(scope["path"])
+            await stack(scope, receive, send)
+
+        app.middleware_stack = counted
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://test") as client:
+            missing = await client.post("/predict", json={"model": "absent", "features": [1.0]})
+            health = await client.get("/healthz")
+    assert missing.status_code == 404 and missing.json()["detail"][0]["loc"] == ["body", "model"]
+    assert health.status_code == 200
+    assert paths == ["/healthz"]  # /predict never reached the stack
+
+
+async def test_an_unexpected_error_on_a_hot_route_is_a_plain_500_and_is_raised_on(
+    redis_url: str, tmp_path: Path
+) -> None:
+    app = create_app(settings(redis_url, tmp_path))
+    assert app.hot is not None
+
+    async def broken(engine: object, request: object) -> BaseModel:
+        raise RuntimeError("a bug")
+
+    app.hot.routes["/predict"] = dataclasses.replace(app.hot.routes["/predict"], answer=broken)
+    body = {"model": "any", "features": [1.0]}
+    async with app.router.lifespan_context(app):
+        await _serving(app)
+        quiet = httpx.ASGITransport(app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=quiet, base_url="http://test") as client:
+            response = await client.post("/predict", json=body)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://test") as client:
+            with pytest.raises(RuntimeError, match="a bug"):  # for the server to log
+                await client.post("/predict", json=body)
+    assert (response.status_code, response.text) == (500, "Internal Server Error")
+
+
+def test_with_opentelemetry_on_every_request_goes_through_the_stack(redis_url: str, tmp_path: Path) -> None:
+    assert create_app(settings(redis_url, tmp_path, opentelemetry=True)).hot is None

@@ -29,7 +29,7 @@ from ..settings import Settings
 from ..telemetry import Telemetry
 from . import challengers, docs, drift, errors, feedback, health, models, predict, rollback, ws
 from .auth import Keys
-from .hot import HotPath
+from .hot import HotPath, HotRoutes, ServiceApp
 from .limits import BodySizeLimit
 from .startup import StartingGuard, StartupProgress, start_in_background
 
@@ -103,7 +103,7 @@ class RequestTimer:
             self.telemetry.request_done(route, scope["method"], status, model, time.perf_counter() - start)
 
 
-def create_app(settings: Settings | None = None, *, listen_while_starting: bool = True) -> FastAPI:
+def create_app(settings: Settings | None = None, *, listen_while_starting: bool = True) -> ServiceApp:
     """The app. ``listen_while_starting``: answer (``/healthz``, ``/readyz``, 503s) while the kernels
     compile and the models recover; a worker of ``acog serve --workers N`` starts with it off, so
     that it takes connections from the shared socket only once it is ready (the socket itself
@@ -165,7 +165,7 @@ def create_app(settings: Settings | None = None, *, listen_while_starting: bool 
             if embedded is not None:
                 embedded.close()
 
-    app = FastAPI(
+    app = ServiceApp(
         title="acog-service",
         version=__version__,
         description=DESCRIPTION,
@@ -186,14 +186,12 @@ def create_app(settings: Settings | None = None, *, listen_while_starting: bool 
     errors.install(app)
     app.add_middleware(RequestTimer, telemetry=telemetry)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    # /predict and /feedback skip the stack above (see service.api.hot), but not the guard: until the
-    # models serve, StartingGuard (outermost) answers them with its 503 as it answers every route
-    app.add_middleware(
-        HotPath,
-        routes=[predict.ROUTE, feedback.ROUTE],
-        keys=keys,
-        telemetry=telemetry,
-        max_bytes=settings.max_body_bytes,
-    )
+    # /predict and /feedback skip the stack above (see service.api.hot). Until the models serve,
+    # StartingGuard (outermost) answers them with its 503 as it answers every route; once they
+    # serve, they skip the whole stack, unless FastAPI's OpenTelemetry is to see every request
+    hot = HotRoutes([predict.ROUTE, feedback.ROUTE], keys, telemetry, settings.max_body_bytes)
+    app.add_middleware(HotPath, hot=hot)
     app.add_middleware(StartingGuard, progress=progress)
+    if not settings.opentelemetry:
+        app.hot, app.progress = hot, progress
     return app

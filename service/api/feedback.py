@@ -4,7 +4,7 @@ The flow of docs/data-flow.md, in order: look up the prediction, append the self
 the model's label log, apply the log in stream order, reply. All of it happens in the
 engine; an answered label is durable and already learned.
 
-Served by :class:`~service.api.hot.HotPath` (:data:`ROUTE`); the route declared here is what
+Served by :class:`~service.api.hot.HotRoutes` (:data:`ROUTE`); the route declared here is what
 the OpenAPI document describes, and answers the same way when reached through FastAPI.
 """
 

@@ -1,6 +1,6 @@
 """``POST /predict``: score now, keep the prediction for its label window, answer.
 
-Served by :class:`~service.api.hot.HotPath` (:data:`ROUTE`); the route declared here is what
+Served by :class:`~service.api.hot.HotRoutes` (:data:`ROUTE`); the route declared here is what
 the OpenAPI document describes, and answers the same way when reached through FastAPI.
 """
 
