@@ -218,6 +218,10 @@ def rss_bytes(pid: int) -> int:
 
 SERVERS = ("uvicorn", "granian") if importlib.util.find_spec("granian") is not None else ("uvicorn",)
 """The servers of the service-vs-no-op pairs: uvicorn (the default) and Granian when installed."""
+LABEL_BODIES_PER_SECOND = 15_000
+"""Labels prepared per second of a label run (each prediction is labelled once): above the no-op
+app's own /feedback rate on the machines measured (12,200/s on a 2-core AMD EPYC), so that a run
+cannot run out of bodies, which would cap its rate (wrk's clock runs on)."""
 SERVICE_ENV = {
     "ACOG_DEFAULT_MODEL": '{"name": "default", "n_features": 123}',
     "ACOG_MAX_BATCH": "1000",
@@ -429,14 +433,14 @@ def scenarios(bench: Bench, service: Server, noop: Server, client: Client, redis
     )
     for repeat in range(repeats):
         # one label per request: each body labels a stored prediction once (more bodies than a run sends)
-        pairs = fresh_predictions(client, bench, int(6_000 * seconds), "default")
+        pairs = fresh_predictions(client, bench, int(LABEL_BODIES_PER_SECOND * seconds), "default")
         labels = bench.bodies("feedback1", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs])
         add(
             "feedback",
             with_cpu(service.pid, 1, bench.wrk, service.url, "/feedback", labels, seconds, unique=True),
         )
         add("feedback_noop", with_cpu(noop.pid, 1, bench.wrk, noop.url, "/feedback", labels, seconds))
-        pairs = fresh_predictions(client, bench, int(12_000 * seconds), "default")
+        pairs = fresh_predictions(client, bench, int(2 * LABEL_BODIES_PER_SECOND * seconds), "default")
         grouped = [
             json.dumps({"items": [{"prediction_id": p, "label": y} for p, y in pairs[i : i + 100]]})
             for i in range(0, len(pairs), 100)
@@ -480,7 +484,9 @@ def scenarios(bench: Bench, service: Server, noop: Server, client: Client, redis
         )
         print(f"repeat {repeat + 1} of {repeats} done", file=sys.stderr, flush=True)
     if bench.profile:  # where a single label spends its CPU, in the service and in the no-op
-        pairs = fresh_predictions(client, bench, int(6_000 * (round(seconds) + 1)), "default")
+        pairs = fresh_predictions(
+            client, bench, int(LABEL_BODIES_PER_SECOND * (round(seconds) + 1)), "default"
+        )
         labels = bench.bodies(
             "feedback_profile", [json.dumps({"prediction_id": p, "label": y}) for p, y in pairs]
         )
