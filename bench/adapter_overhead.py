@@ -24,7 +24,7 @@ from typing import Any
 
 from river import linear_model
 
-from bench.report import publish, spread
+from bench.report import cpu_model, publish, spread
 from service.adapters.river_classifier import ACOGClassifier
 from service.datasets import load
 
@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         "## River adapter per call (`python -m bench.adapter_overhead`)",
         "",
         f"Command: `python -m bench.adapter_overhead --rows {args.rows} --repeats {args.repeats}`. "
-        f"Python {platform.python_version()}. a9a's first {len(examples):,} rows as river examples; "
+        f"Machine: {cpu_model()}. Python {platform.python_version()}. "
+        f"a9a's first {len(examples):,} rows as river examples; "
         "each call is `predict_one(x)` then `learn_one(x, y)`, fresh models, the three alternating "
         "in every repeat; CPU time of the process; median of the repeats (min to max).",
         "",
