@@ -117,16 +117,6 @@ def crashy(tmp_path: Path) -> Iterator[Crashy]:
     redis_server.close()
 
 
-def checkpoint_in_progress(log: str, pid: int) -> bool:
-    """Whether process ``pid``'s last checkpoint line says it started writing and has not finished.
-
-    The log is shared by every process the test started, and a process killed inside a write left
-    its "writing" line as its last: only the running process's lines (``[pid]:``) count."""
-    tag = f"[{pid}]:"
-    lines = [line for line in log.splitlines() if tag in line and "checkpoint at version" in line]
-    return bool(lines) and "writing checkpoint" in lines[-1]
-
-
 def wait_for_checkpoint_write(service: ServiceProcess, within: float = 0.4) -> bool:
     """Poll the log for a checkpoint paused between encoding and writing.
 
@@ -136,11 +126,9 @@ def wait_for_checkpoint_write(service: ServiceProcess, within: float = 0.4) -> b
     and the chance is gone. ``within`` is shorter than the service's 0.6 s fault pause, so a
     kill that follows a True lands inside the pause.
     """
-    assert service.process is not None
-    pid = service.process.pid
     deadline = time.monotonic() + within
     while True:
-        if checkpoint_in_progress(service.log(), pid):
+        if service.writing_checkpoint():
             return True
         if time.monotonic() >= deadline:
             return False

@@ -168,11 +168,6 @@ def test_kill_9_of_any_replica_under_traffic_loses_nothing(
         restarts: list[threading.Thread] = []
         mid_checkpoint = 0
 
-        def writing(replica: ServiceProcess) -> bool:
-            """Whether ``replica`` is inside a checkpoint write (its 0.5 s fault pause)."""
-            lines = [line for line in replica.log().splitlines() if "checkpoint at version" in line]
-            return bool(lines) and "writing checkpoint" in lines[-1]
-
         def kill_and_restart(victim: ServiceProcess, pause: float) -> bool:
             if not replicas.kill(victim):
                 return False
@@ -194,7 +189,7 @@ def test_kill_9_of_any_replica_under_traffic_loses_nothing(
             nonlocal mid_checkpoint
             while mid_checkpoint < 3 and not stop.wait(0.005):
                 for replica in replicas.alive():
-                    if writing(replica) and kill_and_restart(replica, 0.2):
+                    if replica.writing_checkpoint() and kill_and_restart(replica, 0.2):
                         mid_checkpoint += 1
                         break
 

@@ -107,3 +107,14 @@ class ServiceProcess:
             return self.log_path.read_text(errors="replace")[-5000:]
         except FileNotFoundError:
             return "(no log)"
+
+    def writing_checkpoint(self) -> bool:
+        """Whether the running process's last checkpoint line says it started writing one and has
+        not finished. The log file is shared by every start, and a process killed inside a write
+        left "writing" as its last line: only the running process's lines (``[pid]:``) count."""
+        process = self.process
+        if process is None:
+            return False
+        tag = f"[{process.pid}]:"
+        lines = [line for line in self.log().splitlines() if tag in line and "checkpoint at version" in line]
+        return bool(lines) and "writing checkpoint" in lines[-1]
