@@ -168,6 +168,8 @@ class HotRoutes:
         return self.routes.get(scope["path"])
 
     async def serve(self, route: HotRoute, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer one request to ``route``: the reply, or its refusal, is made first and sent in
+        one place, so an unexpected exception is answered 500 before any response has started."""
         start = time.perf_counter()
         status, model = 500, ""
         try:
