@@ -220,7 +220,7 @@ SERVERS = ("uvicorn", "granian") if importlib.util.find_spec("granian") is not N
 """The servers of the service-vs-no-op pairs: uvicorn (the default) and Granian when installed."""
 LABEL_BODIES_PER_SECOND = 15_000
 """Labels prepared per second of a label run (each prediction is labelled once): above the no-op
-app's own /feedback rate on the machines measured (12,200/s on a 2-core AMD EPYC), so that a run
+app's own /feedback rate on the machines measured so far (its row in the section), so that a run
 cannot run out of bodies, which would cap its rate (wrk's clock runs on)."""
 SERVICE_ENV = {
     "ACOG_DEFAULT_MODEL": '{"name": "default", "n_features": 123}',

@@ -1,8 +1,9 @@
 """Process-wide choices the app makes while it serves: FastAPI's OpenTelemetry hook, the GC, and the
 hot routes ahead of the middleware stack.
 
-Both were found with py-spy under single-/predict load (``python -m bench.service_load``): the
-per-request OpenTelemetry provider lookup and CPython's default garbage-collector thresholds.
+All three were found with py-spy under single-/predict load (``python -m bench.service_load``): the
+per-request OpenTelemetry provider lookup, CPython's default garbage-collector thresholds, and the
+middleware layers in front of the two hot routes.
 These tests run the app's real lifespan against the test Redis.
 """
 

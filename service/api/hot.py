@@ -16,7 +16,7 @@ the reply model checked and serialised) and the middleware stack it cost several
 
 Once the service serves, :class:`ServiceApp` hands these requests to :class:`HotRoutes` before
 FastAPI's middleware stack (its error middleware, body limit and telemetry check, and our start
-guard: about 4 us a request, measured with ``bench.service_load``'s profile). Until then, and when
+guard, each a layer of calls on every request). Until then, and when
 FastAPI's OpenTelemetry is on (its middleware then sees every request), :class:`HotPath` serves
 them from inside the stack, under the start guard.
 

@@ -37,9 +37,8 @@ MAX_CALLS = 8
 """Store calls of one model in flight at a time; what arrives while they are all in flight goes as
 one call when the first returns. Redis runs them one after the other anyway (one pipelined
 connection), so more calls in flight cost it a script run each but spare a request the wait for the
-calls ahead of it. Under 16 concurrent single /predict requests on 2 cores (Redis and the load on
-the same cores), 8 against 2 gave 1.08 against 1.00 of the no-op app's rate and 3 % more WebSocket
-predictions; 16 was no better than 8; 1 was worse than 2."""
+calls ahead of it: with 2, under concurrent single /predict requests the service waited on Redis
+for part of its time. ``python -m bench.service_load`` measures the rate against a no-op app."""
 
 MAX_GROUP = 5000
 """At most this many predictions go into one store call (a request's own batch is never split)."""
