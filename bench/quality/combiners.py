@@ -19,6 +19,14 @@ every combiner is replayed offline from their online scores:
   loss-I members;
 - ``adanormalhedge``: the parameter-free AdaNormalHedge (Luo & Schapire 2015) over the same losses,
   its weights times the prior;
+- ``meta-rate``: Fixed-Share (rate ``eta_m``, share 0.001, uniform prior) over the votes of
+  Fixed-Share at several rates (group prior), each vote a +-1 expert: the rate chosen online, per
+  stream, instead of once on the tuning set;
+- ``calibrated mixture``: each member's score mapped to ``P_k(+|x) = sigmoid(a_k s_k + b_k)`` by its
+  own online Platt scaling (logistic regression on ``(s_k, 1)`` by online Newton steps, ``a = 1``,
+  ``b = 0`` and the Hessian ``I`` at the start), Fixed-Share over the members' log-losses (rate 1 is
+  the Bayes mixture), and the mixture ``P(+|x) = sum_k w_k P_k(+|x)`` thresholded at the cost-optimal
+  threshold (``c_n / (c_p + c_n)`` for cost; the running Laplace prior of positives for sum);
 - ``stack``: ACOG-II (intercept, the objective's rho) over the members' predictions ``p / sqrt(K)``;
 - ``threshold``: the leader over members *and* decision offsets ``theta`` on their scores;
 - ``fixed-share ..., hinge loss`` and ``..., vote threshold``: the vote with each member's loss the
@@ -202,6 +210,65 @@ def _ada(prior: str) -> Rule:
     return rule
 
 
+@numba.njit(cache=False)
+def _calibrated_mixture(
+    S: np.ndarray, y: np.ndarray, cost: bool, prior: np.ndarray, eta: float, alpha: float
+) -> np.ndarray:
+    """The ``calibrated mixture`` rule (see the module docstring): ``(n,)`` predictions +-1."""
+    n, k = S.shape
+    a, b = np.ones(k), np.zeros(k)
+    h00, h01, h11 = np.ones(k), np.zeros(k), np.ones(k)  # each member's 2 x 2 Hessian, from I
+    logw = np.log(prior)
+    out = np.empty(n, dtype=np.int8)
+    p = np.empty(k)
+    pos = 0
+    for t in range(n):
+        for j in range(k):
+            p[j] = 1.0 / (1.0 + math.exp(-min(max(a[j] * S[t, j] + b[j], -30.0), 30.0)))
+        w = np.exp(logw - logw.max())
+        mix = (w * p).sum() / w.sum()
+        threshold = 1.0 - C_P if cost else (pos + 1.0) / (t + 2.0)
+        out[t] = 1 if mix >= threshold else -1
+        target = 1.0 if y[t] == 1 else 0.0
+        for j in range(k):
+            q = min(max(p[j], 1e-12), 1.0 - 1e-12)
+            logw[j] -= eta * (-math.log(q) if target == 1.0 else -math.log(1.0 - q))
+            s, g = S[t, j], p[j] - target  # the logistic loss's gradient is g (s, 1)
+            c = p[j] * (1.0 - p[j])
+            h00[j] += c * s * s
+            h01[j] += c * s
+            h11[j] += c
+            det = h00[j] * h11[j] - h01[j] * h01[j]
+            a[j] -= (h11[j] * g * s - h01[j] * g) / det
+            b[j] -= (h00[j] * g - h01[j] * g * s) / det
+        lw = np.exp(logw - logw.max())
+        logw = np.log((1.0 - alpha) * lw / lw.sum() + alpha * prior)
+        if y[t] == 1:
+            pos += 1
+    return out
+
+
+def _calibrated(eta: float, alpha: float = 1e-3) -> Rule:
+    return lambda S, y, m, r: _calibrated_mixture(
+        np.ascontiguousarray(S), y, m == "cost", r.prior("group"), eta, alpha
+    )
+
+
+def _meta_rate(rates: tuple[float, ...], eta_m: float) -> Rule:
+    def rule(S: np.ndarray, y: np.ndarray, m: str, r: Roster) -> np.ndarray:
+        P = _signs(S)
+        votes = np.stack(
+            [_hedge(P, P.astype(np.float64), y, m == "cost", e, 1e-3, False, r.prior("group"), False,
+                    THRESHOLDS[:1])[:, 0] for e in rates],
+            axis=1,
+        )  # fmt: skip
+        uniform = np.full(len(rates), 1.0 / len(rates))
+        V = votes.astype(np.float64)
+        return _hedge(votes, V, y, m == "cost", eta_m, 1e-3, False, uniform, False, THRESHOLDS[:1])[:, 0]
+
+    return rule
+
+
 def _without_linear_loss_i(inner: Rule) -> Rule:
     """``inner`` over the members without the linear family's loss-I half (fewer linear members)."""
 
@@ -255,6 +322,12 @@ RULES: dict[str, Rule] = {
     "fixed-share eta=0.1 a=0.001 group, hinge loss, margin vote, vote threshold": _fixed_share(
         0.1, 1e-3, "group", True, True, True
     ),
+    "meta-rate {0.1, 0.3, 1, 3} group, eta_m=0.3": _meta_rate((0.1, 0.3, 1.0, 3.0), 0.3),
+    "meta-rate {0.1, 0.3, 1, 3} group, eta_m=1": _meta_rate((0.1, 0.3, 1.0, 3.0), 1.0),
+    "meta-rate {0.1, 1} group, eta_m=0.3": _meta_rate((0.1, 1.0), 0.3),
+    "calibrated mixture eta=1 (Bayes) a=0.001 group": _calibrated(1.0),
+    "calibrated mixture eta=1 (Bayes) a=0.01 group": _calibrated(1.0, 1e-2),
+    "calibrated mixture eta=0.2 a=0.001 group": _calibrated(0.2),
     "adanormalhedge uniform": _ada("uniform"),
     "adanormalhedge group": _ada("group"),
     "stack acog-II": lambda S, y, m, r: _stack(_signs(S), y, m, False),
