@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import bench.quality
 from bench.quality.compare import compare_lines
@@ -55,17 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def record_seconds(record: dict[str, Any]) -> float:
+    """The seconds of one cached row: its passes, every measure and order."""
+    return float(sum(sum(per_metric["seconds"]) for per_metric in record.values()))
+
+
 def merged(path: Path, result: dict[str, object]) -> dict[str, object]:
     """``result``'s rows over those cached in ``path`` for the same data set, else ``result``. The
     orders are prefixes of one seeded sequence, so rows run on fewer orders share the first ones;
-    each row keeps its own per-order counts."""
+    each row keeps its own per-order counts. The data set's seconds are the cached run's, less the
+    passes of the rows ``result`` replaces, plus ``result``'s run."""
     if not path.exists():
         return result
     cached = json.loads(path.read_text())
     if cached.get("n") != result["n"] or cached.get("d") != result["d"]:
         return result
-    records = {**cached["records"], **result["records"]}  # type: ignore[dict-item]
-    seconds = float(cached.get("seconds", 0.0)) + float(result["seconds"])  # type: ignore[arg-type]
+    new_records: dict[str, Any] = result["records"]  # type: ignore[assignment]
+    replaced = sum(record_seconds(cached["records"][key]) for key in new_records if key in cached["records"])
+    records = {**cached["records"], **new_records}
+    seconds = float(cached.get("seconds", 0.0)) - replaced + float(result["seconds"])  # type: ignore[arg-type]
     permutations = max(int(cached["permutations"]), int(result["permutations"]))  # type: ignore[call-overload]
     return {**cached, **result, "records": records, "seconds": seconds, "permutations": permutations}
 
