@@ -87,6 +87,20 @@ def test_the_decision_is_the_cost_optimal_threshold_on_the_smoothed_vote(rho: fl
     assert knn(rho=9.0).score(np.ones(D)) == pytest.approx(math.log(9.0))
 
 
+@pytest.mark.parametrize("dirichlet", [0.5, 0.05])
+def test_the_prior_floor_decides_a_stream_with_few_positives(dirichlet: float) -> None:
+    """Three positives in a hundred, the Laplace threshold near 0.04: P(+|x) is at least
+    a / (k + 2 a), 1/12 with the default a = 1/2, so every example is flagged; a = 0.05 puts the
+    floor under 1 %, and an example whose neighbours are all negative is normal (docs/learners.md)."""
+    rng = np.random.default_rng(3)
+    learner = knn(rho="laplace", dirichlet=dirichlet)
+    for i in range(100):
+        label = 1 if i % 33 == 0 else -1
+        learner.learn(rng.normal(size=D) + (4.0 if label > 0 else 0.0), label)
+    assert learner.predict(rng.normal(size=D)) == (1 if dirichlet == 0.5 else -1)
+    assert learner.predict(rng.normal(size=D) + 4.0) == 1
+
+
 def test_learning_after_a_checkpoint_gives_the_bits_of_one_straight_run() -> None:
     X, y = sparse_stream(400, D, density=0.6, seed=4)
     params = {"window": 150, "weighting": "distance", "rho": "laplace"}
