@@ -84,6 +84,19 @@ def load_stream(name: str, args: argparse.Namespace) -> Stream:
     return make_stream(data, count, args.seed)
 
 
+def with_positive_share(stream: Stream, share: float, seed: int = SEED) -> Stream:
+    """``stream`` with its positives subsampled (seeded) so that they make ``share`` of the rows, every
+    negative kept in its place, and as many fresh orders as it had: an imbalanced variant of a data
+    set (of the tuning set, for a study that must not read the reporting set)."""
+    rng = np.random.default_rng([seed, round(share * 1e6)])
+    positives, negatives = np.flatnonzero(stream.y == 1), np.flatnonzero(stream.y == -1)
+    count = min(len(positives), max(5, round(share / (1.0 - share) * len(negatives))))
+    keep = np.sort(np.concatenate([rng.choice(positives, count, replace=False), negatives]))
+    orders = np.stack([rng.permutation(len(keep)) for _ in stream.orders])
+    name = f"{stream.name}, {100 * share:g} % positives"
+    return Stream(name, stream.X[keep], stream.y[keep], orders, stream.raw[keep])
+
+
 def warm(stream: Stream) -> None:
     """Load every learner's compiled code before any clock starts."""
     X, y = stream.X[:4], stream.y[:4]
