@@ -4,10 +4,10 @@
 
 Tuning set only (:data:`bench.quality.protocol.TUNING`; with ``--positives``, each of its data sets
 with the positives subsampled to that share of the rows, as :mod:`bench.quality.imbalance` runs it).
-The members of the default ensemble
-(``ModelConfig(n_features=d, objective=...)``, what a client gets) are independent learners, so they
-run once per order and measure (on the raw rows, the ensemble normalising for its members), and
-every combiner is replayed offline from their online scores:
+The members of the default ensemble (``ModelConfig(n_features=d, objective=...)``, what a client
+gets) are independent learners, so they run once per order and measure (on the raw rows, the
+ensemble normalising for its members), and every combiner is replayed offline from their online
+scores:
 
 - ``leader``: the member with the best objective since the start (``selection="leader"``; it replays
   :class:`service.learners.EtaGrid` exactly);
