@@ -57,7 +57,7 @@ import numpy as np
 from bench.quality.compare import spread
 from bench.quality.protocol import ALPHA_P, C_P, COST_RHO, TUNING, load_stream, with_positive_share
 from bench.quality.selection import select
-from service.learners import create
+from service.learners import create, hedge
 from service.learners.hedge import group_prior
 from service.model_config import ModelConfig
 
@@ -182,7 +182,7 @@ def _window(w: int) -> Rule:
     return lambda S, y, m, r: select(_signs(S), y, m, "window", w)
 
 
-THRESHOLDS = np.array([0.0, -0.4, -0.2, -0.1, 0.1, 0.2, 0.4])
+THRESHOLDS = hedge.THRESHOLDS
 """Decision thresholds on the vote for the online threshold (0 first: ties go to the plain vote)."""
 
 
@@ -289,8 +289,9 @@ def _without_linear_loss_i(inner: Rule) -> Rule:
 
 BASE = "fixed-share eta=0.3 a=0.001 uniform"
 """The vote before this study (rate 0.3, uniform prior); the paired differences are against it."""
-CHOSEN = "fixed-share eta=0.1 a=0.001 group"
-"""The service's vote (:data:`service.learners.hedge.ETA`, ``ALPHA`` and :func:`group_prior`)."""
+CHOSEN = "fixed-share eta=0.1 a=0.001 group, margin vote, vote threshold"
+"""The service's vote (:data:`service.learners.hedge.ETA`, ``ALPHA``, :func:`group_prior`, the
+margins and :data:`service.learners.hedge.THRESHOLDS`)."""
 RULES: dict[str, Rule] = {
     "leader": lambda S, y, m, r: select(_signs(S), y, m, "leader"),
     **{f"window-{w}": _window(w) for w in (250, 1000, 2000)},

@@ -44,13 +44,13 @@ import numpy as np
 from ..normalization import unit_l2_kernel_vector
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .errors import InvalidInput, InvalidParameter
-from .hedge import ALPHA, ETA, group_prior, hedge_steps, hedge_vote
+from .hedge import VoteState, group_prior, hedge_vote
 from .inputs import SparseVector
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
 from .roster import Family, check_family_fits, check_forests_fit, family_name
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
-from .vote import MemberSigns, appended_entry
+from .vote import MemberScores, appended_entry
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 
@@ -143,12 +143,12 @@ class EtaGrid(LearnerInterface):
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
         # members whose learn_checked is the contract's own: their kernel is called directly
         self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
-        self._signs = MemberSigns(self.members, self.member_forms)
+        self._scores = MemberScores(self.members, self.member_forms)
         self._l2_entry: tuple[Learner, tuple[int, float]] | None = None  # cache of _unchecked_kernels
         self._tally = Tally(len(self.members), window)
-        # the hedge's prior (every family over an input form the same mass) and its weights
-        self._prior = group_prior(list(zip(self.member_algorithms, self.member_forms, strict=True)))
-        self._log_w = np.log(self._prior)
+        # the hedge vote: its prior (every family over an input form the same mass), weights, thresholds
+        groups = list(zip(self.member_algorithms, self.member_forms, strict=True))
+        self._vote_state = VoteState(group_prior(groups))
         self._leader: int | None = None  # cache of leader(); None once the counts change
         self._borrows = 0
 
@@ -158,7 +158,7 @@ class EtaGrid(LearnerInterface):
         """Index of the member that predicts now, or with ``"hedge"`` the heaviest in the vote
         (recomputed only after the counts change)."""
         if self._leader is None and self.selection == "hedge":
-            self._leader = int(np.argmax(self._log_w))
+            self._leader = int(np.argmax(self._vote_state.log_w))
         if self._leader is None:
             counts = self._tally.counts if self.selection == "leader" else self._tally.window_counts
             self._leader = int(best_member(objective_values(counts, self.objective, self.alpha_p, self.c_p)))
@@ -202,16 +202,15 @@ class EtaGrid(LearnerInterface):
             for member, form in zip(out, self.member_forms, strict=True):
                 member["input"] = form
         if self.selection == "hedge":
-            weights = np.exp(self._log_w - self._log_w.max())
-            for member, w in zip(out, weights / weights.sum(), strict=True):
+            for member, w in zip(out, self._vote_state.weights(), strict=True):
                 member["weight"] = float(w)
         return out
 
     # --- the learner contract -------------------------------------------------------------
 
     def score(self, x: Any) -> float:
-        """The leader's score, or with ``"hedge"`` the weighted vote of the members' predictions
-        (in ``[-1, 1]``; its sign is the prediction)."""
+        """The leader's score, or with ``"hedge"`` the weighted vote of the members' margins less the
+        vote's threshold (in ``[-1.4, 1.4]``; its sign is the prediction)."""
         if self.selection == "hedge":
             return self._vote(self._checked_kernels(self.inputs.vectors(x), 1))
         leader = self.leader()
@@ -231,27 +230,28 @@ class EtaGrid(LearnerInterface):
     def predict_unchecked(self, vector: SparseVector) -> int:
         """The sign of :meth:`score_unchecked`, the same label. With the hedge vote, members are
         asked in decreasing weight (each input form made when first needed; a linear member's whole
-        call answers at once, the signs of the others kept for when their turn comes) until those
-        left cannot change the sign, with a margin far above rounding; a vote that close to 0 is
-        summed in full, as :meth:`score_unchecked` does."""
+        call answers at once, the scores of the others kept for when their turn comes) until those
+        left cannot move the vote across the threshold, with a margin far above rounding; a vote that
+        close to it is summed in full, as :meth:`score_unchecked` does."""
         if self.selection != "hedge":
             return super().predict_unchecked(vector)
-        w = np.exp(self._log_w - self._log_w.max())
+        log_w = self._vote_state.log_w
+        w = np.exp(log_w - log_w.max())
         left = float(w.sum())
-        margin, vote = 1e-9 * left, 0.0
+        margin, vote = 1e-9 * left, -self._threshold() * left
         kernels: dict[str, SparseVector] = {}
-        row = np.zeros(len(self.members), dtype=np.int8)
+        row = np.full(len(self.members), np.nan)
         for k in np.argsort(-w, kind="stable").tolist():
             form = self.member_forms[k]
             if form not in kernels:
                 kernels |= self._unchecked_kernels(vector, forms=(form,))
-            if not row[k]:  # not asked yet (a linear member's call answers for the others of it)
-                self._signs.ask(self.members, k, form, kernels, row)
-            vote += float(w[k]) * int(row[k])
+            if math.isnan(row[k]):  # not asked yet (a linear member's call answers for the others of it)
+                self._scores.ask(self.members, k, form, kernels, row)
+            vote += float(w[k]) * min(1.0, max(-1.0, float(row[k])))
             left -= float(w[k])
             if abs(vote) > left + margin:
                 return 1 if vote > 0.0 else -1
-        return 1 if hedge_vote(self._log_w, row) >= 0.0 else -1
+        return 1 if hedge_vote(log_w, row) - self._threshold() >= 0.0 else -1
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
@@ -271,12 +271,18 @@ class EtaGrid(LearnerInterface):
         return {f: self.members[ks[0]].checked(vectors[f], label)[0] for f, ks in self._by_form.items()}
 
     def _vote(self, kernels: dict[str, SparseVector]) -> float:
-        """The Fixed-Share vote of every member's prediction on its form's kernel vector: the
-        members whose score is ``w . x`` (the linear family) in one compiled call per input form
-        (:func:`~service.learners.first_order.linear_signs`, the same sums), the others one by one."""
-        row = np.empty(len(self.members), dtype=np.int8)
-        self._signs.fill(self.members, kernels, row)
-        return float(hedge_vote(self._log_w, row))
+        """The Fixed-Share vote of every member's margin on its form's kernel vector, less the vote's
+        threshold: the members whose score is ``w . x`` (the linear family) in one compiled call per
+        input form (:func:`~service.learners.first_order.linear_scores`, the same sums), the others
+        one by one."""
+        row = np.empty(len(self.members))
+        self._scores.fill(self.members, kernels, row)
+        return float(hedge_vote(self._vote_state.log_w, row)) - self._threshold()
+
+    def _threshold(self) -> float:
+        """The vote's decision threshold now (:func:`~service.learners.hedge.chosen_threshold`)."""
+        counts = self._tally.counts[0, :2]
+        return self._vote_state.threshold(counts, self.objective == "cost", self.alpha_p, self.c_p)
 
     def _unchecked_kernels(
         self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None
@@ -317,6 +323,7 @@ class EtaGrid(LearnerInterface):
         chosen = self.leader()
         members, plain = self.members, self._plain
         predictions = np.empty(len(members), dtype=np.int8)
+        scores = np.empty(len(members))
         updated = False
         lead: tuple[Any, Any, Any, Any] = (0.0, 0.0, False, 0.0)
         for form, ks in self._by_form.items():
@@ -327,24 +334,23 @@ class EtaGrid(LearnerInterface):
                 else:
                     info = members[k].learn_checked(vector, label)
                     outcome = (info.score, info.loss, info.updated, info.rho)
+                scores[k] = outcome[0]
                 predictions[k] = 1 if outcome[0] >= 0.0 else -1
                 updated = updated or bool(outcome[2])
                 if k == chosen:
                     lead = outcome
         score = float(lead[0])
         if self.selection == "hedge":
-            score = float(self._hedge(predictions[None, :], np.array([label], dtype=np.int64))[0])
+            score = float(self._hedge(predictions[None, :], scores[None, :], np.array([label]))[0])
         self._leader = None
         self._tally.record_label(predictions, label)
         return UpdateInfo(score, float(lead[1]), updated, float(lead[3]))
 
-    def _hedge(self, predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """The votes before each label; the weights learn them (the class counts from the tally)."""
-        counts = self._tally.counts[0, :2].copy()
-        cost = self.objective == "cost"
-        return np.asarray(
-            hedge_steps(self._log_w, counts, predictions, labels, cost, self.c_p, ETA, ALPHA, self._prior)
-        )
+    def _hedge(self, predictions: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The scores before each label; the weights and the thresholds learn them (the class counts
+        from the tally)."""
+        counts, cost = self._tally.counts[0, :2], self.objective == "cost"
+        return self._vote_state.steps(predictions, scores, labels, counts, cost, self.alpha_p, self.c_p)
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation; bit-identical to :meth:`learn` row by row (state included).
@@ -359,12 +365,14 @@ class EtaGrid(LearnerInterface):
         n = labels.shape[0]
         predictions = np.stack([r.predictions for r in results], axis=1)
         steps = steps_of(labels, predictions)
+        member_scores = np.stack([r.scores for r in results], axis=1)
         if self.selection == "hedge":
-            scores = self._hedge(np.ascontiguousarray(predictions, dtype=np.int8), labels)
+            P = np.ascontiguousarray(predictions, dtype=np.int8)
+            scores = self._hedge(P, np.ascontiguousarray(member_scores, dtype=np.float64), labels)
         else:
             before = self._tally.before_each(steps, self.selection)
             chosen = best_member(objective_values(before, self.objective, self.alpha_p, self.c_p))
-            scores = np.stack([r.scores for r in results], axis=1)[np.arange(n), chosen]
+            scores = member_scores[np.arange(n), chosen]
         updated = np.any(np.stack([r.updated for r in results], axis=1), axis=1)
         self._leader = None
         self._tally.record_many(steps)
@@ -395,7 +403,8 @@ class EtaGrid(LearnerInterface):
         return self.members[self.leader()].weights()
 
     def state_nbytes(self) -> int:
-        own = self._tally.recent.nbytes + self._log_w.nbytes + self.inputs.nbytes()
+        own = self._tally.recent.nbytes + self.inputs.nbytes()
+        own += sum(a.nbytes for a in self._vote_state.arrays().values())
         return sum(m.state_nbytes() for m in self.members) + own
 
     def to_state(self, copy: bool = True) -> dict[str, Any]:
@@ -435,7 +444,7 @@ class EtaGrid(LearnerInterface):
             "grid": share(np.array(self.grid)),
             "losses": list(self.losses or []),
             **{key: share(arr) for key, arr in self._tally.arrays().items()},
-            **({"hedge_log_w": share(self._log_w)} if self.selection == "hedge" else {}),
+            **(self._vote_state.arrays(share) if self.selection == "hedge" else {}),
             **self.inputs.state(share),
             "members": members,
         }
@@ -469,12 +478,7 @@ class EtaGrid(LearnerInterface):
                 )
             arrays[key] = np.array(arr, copy=True, order="C")
         if self.selection == "hedge":
-            arr = np.asarray(state.get("hedge_log_w"))
-            if arr.dtype != self._log_w.dtype or arr.shape != self._log_w.shape:
-                raise InvalidInput(
-                    "state", f"'hedge_log_w' has {arr.dtype}{arr.shape}, expected {self._log_w.shape}"
-                )
-            arrays["hedge_log_w"] = np.array(arr, copy=True, order="C")
+            arrays |= self._vote_state.checked(state)
         statistics = self.inputs.checked_state(state)
         known = {"format", "algorithm", "n_features", "grid", "losses", "members", "families", "inputs"}
         extra = set(state) - set(arrays) - set(statistics) - known
@@ -484,7 +488,9 @@ class EtaGrid(LearnerInterface):
         for clone, k in zip(clones, range(len(clones)), strict=True):
             clone.load_state(members[str(k)])  # validates before anything is replaced
         self.members = clones
-        self._log_w = arrays.pop("hedge_log_w", self._log_w)
+        if self.selection == "hedge":
+            self._vote_state.load(arrays)
+            del arrays["hedge_log_w"], arrays["hedge_threshold_mistakes"]
         self._tally.load(arrays)
         self.inputs.arrays = statistics
         self._leader = None

@@ -50,19 +50,19 @@ def linear_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
     return sparse_dot(st.w, idx, val)
 
 
-LINEAR_SIGNS_WIDTH = 16
-"""The weight vectors one :func:`linear_signs` call takes: a longer group goes in several calls
+LINEAR_SCORES_WIDTH = 16
+"""The weight vectors one :func:`linear_scores` call takes: a longer group goes in several calls
 and a shorter one is padded, so that one tuple length (one compiled specialisation) serves every
 roster."""
 
 
 @kernel
-def linear_signs(ws: Any, n: int, idx: np.ndarray, val: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
-    """``out[at[k]] = sign(ws[k] . x)`` for ``k < n`` (+1 when ``>= 0``, else -1; NaN gives -1): the
-    sums :func:`linear_score` makes, one member after the other in one call instead of one call a
-    member. ``ws`` is a tuple of :data:`LINEAR_SIGNS_WIDTH` weight vectors (the first ``n`` read)."""
+def linear_scores(ws: Any, n: int, idx: np.ndarray, val: np.ndarray, at: np.ndarray, out: np.ndarray) -> None:
+    """``out[at[k]] = ws[k] . x`` for ``k < n``: the sums :func:`linear_score` makes, one member
+    after the other in one call instead of one call a member. ``ws`` is a tuple of
+    :data:`LINEAR_SCORES_WIDTH` weight vectors (the first ``n`` read)."""
     for k in range(n):
-        out[at[k]] = 1 if sparse_dot(ws[k], idx, val) >= 0.0 else -1
+        out[at[k]] = sparse_dot(ws[k], idx, val)
 
 
 @kernel

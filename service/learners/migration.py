@@ -323,7 +323,7 @@ def _migrate_ensemble(grid: Any, migration: FeatureMigration) -> Any:
     new.members = members
     new.n_features = migration.n_new
     new._tally = grid._tally.copy()
-    new._log_w = grid._log_w.copy()
+    new._vote_state = grid._vote_state.copy()
     new.inputs = grid.inputs.migrated(migration.source)
     new._leader = None
     if hasattr(new, "_borrows"):

@@ -39,8 +39,8 @@ from ..normalization import unit_l2, unit_l2_kernel_vector
 from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS
-from .first_order import LINEAR_SIGNS_WIDTH, linear_signs
-from .hedge import hedge_steps, hedge_vote
+from .first_order import LINEAR_SCORES_WIDTH, linear_scores
+from .hedge import chosen_threshold, hedge_steps, hedge_vote
 from .inputs import max_abs
 from .selection import Tally
 from .standardise import standardise_rows
@@ -182,18 +182,20 @@ def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
 
 
 def _exercise_hedge() -> None:
-    """The ensemble's Fixed-Share vote (its linear members' signs in one call, on a writable and a
-    read-only vector; a prediction's vote and a stream of weight updates) and its members' counts
-    taking a label."""
-    log_w, votes = np.zeros(2), np.ones((1, 2), dtype=np.int8)
-    ws, at, idx, val = (np.zeros(2),) * LINEAR_SIGNS_WIDTH, np.arange(2), np.array([1]), np.array([1.0])
-    linear_signs(ws, 2, idx, val, at, votes[0])
-    linear_signs(ws, 2, read_only(idx), read_only(val), at, votes[0])
-    linear_signs(ws, 2, idx, read_only(val), at, votes[0])
-    hedge_vote(log_w, votes[0])
+    """The ensemble's Fixed-Share vote (its linear members' scores in one call, on a writable and a
+    read-only vector; a prediction's vote and threshold, and a stream of weight updates) and its
+    members' counts taking a label."""
+    log_w, signs, scores = np.zeros(2), np.ones((1, 2), dtype=np.int8), np.ones((1, 2))
+    ws, at, idx, val = (np.zeros(2),) * LINEAR_SCORES_WIDTH, np.arange(2), np.array([1]), np.array([1.0])
+    linear_scores(ws, 2, idx, val, at, scores[0])
+    linear_scores(ws, 2, read_only(idx), read_only(val), at, scores[0])
+    linear_scores(ws, 2, idx, read_only(val), at, scores[0])
+    hedge_vote(log_w, scores[0])
     counts, labels, prior = np.zeros(2, dtype=np.int64), np.ones(1, dtype=np.int64), np.full(2, 0.5)
-    hedge_steps(log_w, counts, votes, labels, False, 0.5, 0.3, 0.001, prior)
-    Tally(2, 2).record_label(votes[0], 1)
+    mistakes = np.zeros((7, 2), dtype=np.int64)
+    chosen_threshold(counts, mistakes, False, 0.5, 0.9)
+    hedge_steps(log_w, counts, mistakes, signs, scores, labels, False, 0.5, 0.9, 0.3, 0.001, prior)
+    Tally(2, 2).record_label(signs[0], 1)
 
 
 def _specialisations() -> dict[int, set[Any]]:

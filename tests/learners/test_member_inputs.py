@@ -117,7 +117,7 @@ def test_the_hedge_vote_learns_row_by_row_as_over_a_stream_and_round_trips() -> 
     scores = a.run(sp.csr_matrix(X[:100]), y[:100]).scores
     row = [b.learn(X[i], y[i]).score for i in range(100)]
     assert np.array_equal(scores, np.array(row))
-    assert all(abs(s) <= 1.0 for s in row)
+    assert all(abs(s) <= 1.4 for s in row)  # the vote less its threshold
     c = create("acog", 4, **params)
     c.load_state(a.to_state())
     for i in range(100, 150):

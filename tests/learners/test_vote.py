@@ -1,9 +1,9 @@
-"""The ensemble's vote scores its linear members in one compiled call (``linear_signs``): the signs
-it votes with are every member's own ``score_checked`` sign, bit for bit, whatever the roster, and
+"""The ensemble's vote scores its linear members in one compiled call (``linear_scores``): the
+scores it votes with are every member's own ``score_checked``, bit for bit, whatever the roster, and
 the early-exit vote of ``predict_unchecked`` gives the same label.
 
 The reference asks each member on its own, as the vote did before the one-call path; both rows go
-through the same ``hedge_vote``, so the assertions are on the signs the vote reads.
+through the same ``hedge_vote``, so the assertions are on the scores the vote reads.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.learners import EtaGrid
-from service.learners.first_order import LINEAR_SIGNS_WIDTH, linear_signs
+from service.learners.first_order import LINEAR_SCORES_WIDTH, linear_scores
 from service.learners.hedge import hedge_vote
 from service.learners.inputs import canonical
 from service.model_config import ModelConfig
@@ -41,7 +41,7 @@ def built(roster: str) -> EtaGrid:
 def reference_row(learner: EtaGrid, vector: Any) -> np.ndarray:
     kernels = learner._kernel_vectors(learner.inputs.vectors_unchecked(vector))
     pairs = zip(learner.members, learner.member_forms, strict=True)
-    return np.array([1 if m.score_checked(kernels[f]) >= 0.0 else -1 for m, f in pairs], dtype=np.int8)
+    return np.array([m.score_checked(kernels[f]) for m, f in pairs])
 
 
 @settings(max_examples=25, deadline=None)
@@ -50,19 +50,19 @@ def reference_row(learner: EtaGrid, vector: Any) -> np.ndarray:
     seed=st.integers(0, 2**16),
     labels=st.integers(0, 60),
 )
-def test_the_vote_reads_every_member_own_sign(roster: str, seed: int, labels: int) -> None:
+def test_the_vote_reads_every_member_own_score(roster: str, seed: int, labels: int) -> None:
     learner = built(roster)
     d = learner.n_features
     X, y = sparse_stream(labels + 20, d, density=0.5, seed=seed)
     for i in range(labels):
         learner.learn(X[i], int(y[i]))
-    assert sum(len(ks) for _, ks, _ in learner._signs.calls) == learner.member_algorithms.count(
+    assert sum(len(ks) for _, ks, _ in learner._scores.calls) == learner.member_algorithms.count(
         learner.member_algorithms[0]
     )
     for i in range(labels, labels + 20):
         vector = canonical(X[i], d)
         row = reference_row(learner, vector)
-        vote = float(hedge_vote(learner._log_w, row))
+        vote = float(hedge_vote(learner._vote_state.log_w, row)) - learner._threshold()
         assert learner.score_unchecked(vector) == vote
         assert learner.score(X[i]) == vote
         # the early-exit vote (a challenger's shadow label) asks a linear call at once: same label
@@ -71,11 +71,11 @@ def test_the_vote_reads_every_member_own_sign(roster: str, seed: int, labels: in
 
 def test_calls_hold_at_most_the_width_and_every_member_once() -> None:
     learner = built("more than one call")
-    linear = [k for _, ks, _ in learner._signs.calls for k in ks]
-    alone = [k for k, _ in learner._signs.alone]
-    assert [len(ks) for _, ks, _ in learner._signs.calls] == [LINEAR_SIGNS_WIDTH, 18 - LINEAR_SIGNS_WIDTH]
+    linear = [k for _, ks, _ in learner._scores.calls for k in ks]
+    alone = [k for k, _ in learner._scores.alone]
+    assert [len(ks) for _, ks, _ in learner._scores.calls] == [LINEAR_SCORES_WIDTH, 18 - LINEAR_SCORES_WIDTH]
     assert sorted(linear + alone) == list(range(len(learner.members)))
-    for _, ks, at in learner._signs.calls:
+    for _, ks, at in learner._scores.calls:
         assert at.tolist() == ks
 
 
@@ -84,17 +84,17 @@ def test_calls_hold_at_most_the_width_and_every_member_once() -> None:
     weights=st.lists(st.lists(st.floats(-1e6, 1e6), min_size=5, max_size=5), min_size=1, max_size=16),
     values=st.lists(st.floats(-1e3, 1e3), min_size=5, max_size=5),
 )
-def test_linear_signs_is_the_sign_of_each_dot_product_in_index_order(
+def test_linear_scores_is_each_dot_product_in_index_order(
     weights: list[list[float]], values: list[float]
 ) -> None:
     ws = tuple(np.array(w) for w in weights)
     idx, val = np.arange(5), np.array(values)
-    out = np.zeros(len(ws) + 3, dtype=np.int8)
+    out = np.zeros(len(ws) + 3)
     at = np.arange(3, 3 + len(ws))
-    linear_signs(ws + ws[:1] * (LINEAR_SIGNS_WIDTH - len(ws)), len(ws), idx, val, at, out)
+    linear_scores(ws + ws[:1] * (LINEAR_SCORES_WIDTH - len(ws)), len(ws), idx, val, at, out)
     for k, w in enumerate(ws):
         total = 0.0
         for j in range(5):
             total += w[j] * val[j]
-        assert out[3 + k] == (1 if total >= 0.0 else -1)
+        assert out[3 + k] == total
     assert not out[:3].any()  # only the positions in `at` are written
