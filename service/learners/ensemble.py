@@ -22,14 +22,14 @@ quadratic family, 9 KB at ``d = 32``) and the standardisation's two vectors;
 ``python -m bench.ensemble_cost`` measures the cost per label against the linear ensemble.
 
 **Combining** the members: ``selection="hedge"`` (:mod:`service.learners.hedge`) predicts by a
-Fixed-Share vote of every member, weighted by its class-balanced (``sum``) or cost-weighted
-(``cost``) mistakes, so that the vote moves to a member that becomes better later (a forest after
-its first hundreds of labels); its prior gives every family over an input form the same mass
-(:func:`service.learners.hedge.group_prior`), so ten linear members do not outvote one forest
-before any label; ``selection="leader"`` (:mod:`service.learners.selection`) predicts
-with the member with the best running objective over all labels so far, ``"window"`` over the last
-``window`` labels. ``python -m bench.quality.combiners`` compared them (and AdaNormalHedge, stacking,
-an online threshold) on the tuning set; ``docs/benchmarks.md`` has the figures.
+Fixed-Share vote of every member's score clipped to ``[-1, 1]``, weighted by its class-balanced
+(``sum``) or cost-weighted (``cost``) mistakes, so that the vote moves to a member that becomes
+better later (a forest after its first hundreds of labels), against a threshold chosen online; its
+prior (:func:`service.learners.hedge.group_prior`) gives every family over an input form the same
+mass, so ten linear members do not outvote one forest before any label; ``selection="leader"``
+(:mod:`service.learners.selection`) predicts with the member with the best running objective over
+all labels so far, ``"window"`` over the last ``window`` labels. ``python -m bench.quality.combiners``
+compared them (and AdaNormalHedge, stacking, calibrated mixtures) on the tuning set.
 """
 
 from __future__ import annotations
@@ -178,10 +178,13 @@ class EtaGrid(LearnerInterface):
     def describe(self) -> dict[str, Any]:
         """``{"eta": {"selected", "loss", "leader", "members"}}``: the rate and loss in use, the
         leading member's index and every member's loss, eta and objectives
-        (:meth:`member_objectives`), plus the leader's own facts (its ``"sketch"``, say)."""
+        (:meth:`member_objectives`); with the hedge vote also its ``"vote_threshold"`` now; plus
+        the leader's own facts (its ``"sketch"``, say)."""
         leader = self.leader()
         eta = self.configs[leader][1]
         facts = {"selected": eta, "loss": self.loss, "leader": leader, "members": self.member_objectives()}
+        if self.selection == "hedge":
+            facts["vote_threshold"] = self._threshold()
         return {**self.members[leader].describe(), "eta": facts}
 
     def member_objectives(self) -> list[dict[str, Any]]:
@@ -232,13 +235,14 @@ class EtaGrid(LearnerInterface):
         asked in decreasing weight (each input form made when first needed; a linear member's whole
         call answers at once, the scores of the others kept for when their turn comes) until those
         left cannot move the vote across the threshold, with a margin far above rounding; a vote that
-        close to it is summed in full, as :meth:`score_unchecked` does."""
-        if self.selection != "hedge":
+        close to it, or one of members that all answer in linear calls, is summed in full."""
+        if self.selection != "hedge" or not self._scores.alone:
             return super().predict_unchecked(vector)
         log_w = self._vote_state.log_w
         w = np.exp(log_w - log_w.max())
         left = float(w.sum())
-        margin, vote = 1e-9 * left, -self._threshold() * left
+        theta = self._threshold()
+        margin, vote = 1e-9 * left, -theta * left
         kernels: dict[str, SparseVector] = {}
         row = np.full(len(self.members), np.nan)
         for k in np.argsort(-w, kind="stable").tolist():
@@ -251,7 +255,7 @@ class EtaGrid(LearnerInterface):
             left -= float(w[k])
             if abs(vote) > left + margin:
                 return 1 if vote > 0.0 else -1
-        return 1 if hedge_vote(log_w, row) - self._threshold() >= 0.0 else -1
+        return 1 if hedge_vote(log_w, row) - theta >= 0.0 else -1
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
@@ -281,8 +285,9 @@ class EtaGrid(LearnerInterface):
 
     def _threshold(self) -> float:
         """The vote's decision threshold now (:func:`~service.learners.hedge.chosen_threshold`)."""
-        counts = self._tally.counts[0, :2]
-        return self._vote_state.threshold(counts, self.objective == "cost", self.alpha_p, self.c_p)
+        return self._vote_state.threshold(
+            self._tally.counts[0, :2], self.objective == "cost", self.alpha_p, self.c_p
+        )
 
     def _unchecked_kernels(
         self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None
@@ -322,8 +327,7 @@ class EtaGrid(LearnerInterface):
         the predictions go to the vote and the tally as one int8 row."""
         chosen = self.leader()
         members, plain = self.members, self._plain
-        predictions = np.empty(len(members), dtype=np.int8)
-        scores = np.empty(len(members))
+        predictions, scores = np.empty(len(members), dtype=np.int8), np.empty(len(members))
         updated = False
         lead: tuple[Any, Any, Any, Any] = (0.0, 0.0, False, 0.0)
         for form, ks in self._by_form.items():

@@ -149,6 +149,7 @@ class VoteState:
         self.prior = prior
         self.log_w = np.log(prior)
         self.mistakes = np.zeros((THRESHOLDS.shape[0], 2), dtype=np.int64)
+        self._theta: float | None = None  # cache of threshold(); None once a label is learned
 
     def weights(self) -> np.ndarray:
         """``softmax(log_w)``: the members' weights, summing to 1."""
@@ -156,14 +157,18 @@ class VoteState:
         return np.asarray(w / w.sum())
 
     def threshold(self, counts: np.ndarray, cost: bool, alpha_p: float, c_p: float) -> float:
-        """``theta_t`` after the class counts ``counts`` (``[t_p, t_n]``)."""
-        return float(THRESHOLDS[chosen_threshold(counts, self.mistakes, cost, alpha_p, c_p)])
+        """``theta_t`` after the class counts ``counts`` (``[t_p, t_n]``, the labels :meth:`steps` has
+        learned: the threshold is recomputed only after it learns more)."""
+        if self._theta is None:
+            self._theta = float(THRESHOLDS[chosen_threshold(counts, self.mistakes, cost, alpha_p, c_p)])
+        return self._theta
 
     def steps(
         self, P: np.ndarray, S: np.ndarray, labels: np.ndarray, counts: np.ndarray, cost: bool,
         alpha_p: float, c_p: float,
     ) -> np.ndarray:  # fmt: skip
         """:func:`hedge_steps` on this state (``counts`` is not changed)."""
+        self._theta = None
         args = (self.log_w, counts.copy(), self.mistakes, P, S, labels.astype(np.int64))
         return np.asarray(hedge_steps(*args, cost, alpha_p, c_p, ETA, ALPHA, self.prior))
 
@@ -188,6 +193,7 @@ class VoteState:
     def load(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Take the arrays :meth:`checked` returned."""
         self.log_w, self.mistakes = arrays["hedge_log_w"], arrays["hedge_threshold_mistakes"]
+        self._theta = None
 
     def copy(self) -> VoteState:
         new = VoteState(self.prior)

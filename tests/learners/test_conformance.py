@@ -23,6 +23,7 @@ from service.learners import (
     StateBorrowed,
     create,
 )
+from service.learners.hedge import THRESHOLDS as HEDGE_THRESHOLDS
 from service.learners.inputs import canonical
 from service.model_config import ModelConfig
 
@@ -220,6 +221,9 @@ def test_eta_and_describe(case: Case, stream: tuple) -> None:
         assert facts["eta"]["loss"] == learner.configs[leader][0]
         assert facts["eta"]["members"] == learner.member_objectives()
         assert [(m["loss"], m["eta"]) for m in facts["eta"]["members"]] == learner.configs
+        if learner.selection == "hedge":
+            assert facts["eta"]["vote_threshold"] == learner._threshold()
+            assert facts["eta"]["vote_threshold"] in HEDGE_THRESHOLDS.tolist()
     else:
         assert learner.eta == case.params()["eta"]
     if "sketch_size" in ALGORITHMS[case.algorithm].param_spec():
