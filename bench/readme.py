@@ -136,11 +136,14 @@ def defaults_block(benchmarks: Path) -> str:
         f"first {WARM_UP} labels features are only centred, and standardised values are clipped to "
         f"+-{CLIP:g}), which keeps the norm that L2 scaling erases. So d = 5 runs "
         f"{_members_at(5)} members, d = 50 runs {_members_at(50)}, d = 123 runs {_members_at(123)}. "
-        f"They make one prediction by a Fixed-Share vote (`selection: {config.selection}`): each "
+        f"They make one prediction by a Fixed-Share vote (`selection: {config.selection}`) of their "
+        "scores clipped to [-1, 1]: each "
         "member's weight decays with its class-balanced (`sum`) or cost-weighted (`cost`) mistakes and "
         "a small share flows back toward a prior that gives every family over an input form the same "
         "mass (so ten linear members do not outvote one forest from the first label), and the vote moves "
-        "to the members that are best now (linear members early, the forest later).",
+        "to the members that are best now (linear members early, the forest later). The vote flags an "
+        "anomaly when it reaches a threshold that is itself chosen online, among seven from -0.4 to 0.4, "
+        "by the objective each would have scored so far.",
         "",
         "`python -m bench.quality` measures them against river (its linear models, and AMF, ARF, a "
         "Hoeffding adaptive tree and kNN on standardised features with cost-optimal thresholds), Vowpal "
@@ -164,12 +167,12 @@ def defaults_block(benchmarks: Path) -> str:
         "These differ from the defaults first planned (loss II, grid {0.01, ..., 100}, one family) "
         "because the benchmark measured better: the half-decade grid raised mean sum and lowered mean "
         "cost, members for both losses put the defaults ahead of plain VW on cost, and the Fixed-Share "
-        "vote beat the leader rule, a sliding window, AdaNormalHedge, stacking and an online threshold "
-        "on the tuning set (`python -m bench.quality.combiners`). On variants of the tuning set whose "
-        "positives are subsampled to 6 % and 3 % (`python -m bench.quality.imbalance`) the ranking is "
-        "less clear: at 3 % the leader rule is ahead of the vote on both means, and some rules that vote "
-        "with the members' clipped scores are ahead of both, inside the spread over orders "
-        "([docs/ensemble.md](docs/ensemble.md)). "
+        "vote beat the leader rule, a sliding window, AdaNormalHedge, stacking and calibrated mixtures "
+        "on the tuning set (`python -m bench.quality.combiners`). Its margins and its threshold are "
+        "there because the vote with them was ahead of the vote of signs on mean sum on the tuning set "
+        "and on its variants whose positives are subsampled to 6 % and 3 % "
+        "(`python -m bench.quality.imbalance`), and on mean cost in two of the three, each margin inside "
+        "the spread over orders ([docs/ensemble.md](docs/ensemble.md)). "
         + members_cost(benchmarks, k)
         + " A model that needs less sets `eta` and `loss` to numbers.",
     ]
