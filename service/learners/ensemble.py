@@ -230,33 +230,6 @@ class EtaGrid(LearnerInterface):
         kernel = self._unchecked_kernels(vector, forms=(form,))[form]
         return self.members[leader].score_checked(kernel)
 
-    def predict_unchecked(self, vector: SparseVector) -> int:
-        """The sign of :meth:`score_unchecked`, the same label. With the hedge vote, members are
-        asked in decreasing weight (each input form made when first needed; a linear member's whole
-        call answers at once, the scores of the others kept for when their turn comes) until those
-        left cannot move the vote across the threshold, with a margin far above rounding; a vote that
-        close to it, or one of members that all answer in linear calls, is summed in full."""
-        if self.selection != "hedge" or not self._scores.alone:
-            return super().predict_unchecked(vector)
-        log_w = self._vote_state.log_w
-        w = np.exp(log_w - log_w.max())
-        left = float(w.sum())
-        theta = self._threshold()
-        margin, vote = 1e-9 * left, -theta * left
-        kernels: dict[str, SparseVector] = {}
-        row = np.full(len(self.members), np.nan)
-        for k in np.argsort(-w, kind="stable").tolist():
-            form = self.member_forms[k]
-            if form not in kernels:
-                kernels |= self._unchecked_kernels(vector, forms=(form,))
-            if math.isnan(row[k]):  # not asked yet (a linear member's call answers for the others of it)
-                self._scores.ask(self.members, k, form, kernels, row)
-            vote += float(w[k]) * min(1.0, max(-1.0, float(row[k])))
-            left -= float(w[k])
-            if abs(vote) > left + margin:
-                return 1 if vote > 0.0 else -1
-        return 1 if hedge_vote(log_w, row) - theta >= 0.0 else -1
-
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
         label = Learner._label(y)

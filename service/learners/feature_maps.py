@@ -90,8 +90,15 @@ def intercept_into(z: np.ndarray, idx: np.ndarray, val: np.ndarray, n_in: int, n
 
 @kernel
 def quadratic_map(st: Any, idx: np.ndarray, val: np.ndarray) -> np.ndarray:
-    z = np.zeros(st.w.shape[0])
-    d = st.layout[0]
+    return quadratic_map_of(st.w.shape[0], st.layout, idx, val)
+
+
+@kernel
+def quadratic_map_of(n_out: int, layout: np.ndarray, idx: np.ndarray, val: np.ndarray) -> np.ndarray:
+    """``phi(x)`` (``n_out`` long: ``layout = [d, D]``, the intercept at ``D`` when ``n_out > D``):
+    the linear terms, then ``x_i x_j`` for ``i <= j`` (``sqrt 2`` off the diagonal), row-major."""
+    z = np.zeros(n_out)
+    d = layout[0]
     for a in range(idx.shape[0]):
         i = idx[a]
         if i >= d:
@@ -103,7 +110,7 @@ def quadratic_map(st: Any, idx: np.ndarray, val: np.ndarray) -> np.ndarray:
                 continue
             pos = d + i * d - (i * (i - 1)) // 2 + (j - i)
             z[pos] = val[a] * val[b] * (1.0 if i == j else SQRT2)
-    intercept_into(z, idx, val, st.layout[0], st.layout[1])
+    intercept_into(z, idx, val, layout[0], layout[1])
     return z
 
 
@@ -228,6 +235,18 @@ def nystrom_project(st: Any) -> None:
 @kernel
 def quadratic_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
     return dense_dot(st.w, quadratic_map(st, idx, val))
+
+
+@kernel
+def quadratic_scores(
+    ws: Any, n: int, layout: np.ndarray, idx: np.ndarray, val: np.ndarray, at: np.ndarray, out: np.ndarray
+) -> None:  # fmt: skip
+    """``out[at[k]] = ws[k] . phi(x)`` for ``k < n``, ``phi`` mapped once for all of them: the sums
+    :func:`quadratic_score` makes for members of one layout, in one call (``ws``: a tuple of weight
+    vectors of the same length, the first ``n`` read)."""
+    z = quadratic_map_of(ws[0].shape[0], layout, idx, val)
+    for k in range(n):
+        out[at[k]] = dense_dot(ws[k], z)
 
 
 @kernel

@@ -188,6 +188,11 @@ class Quadratic(_Mapped):
     def _init_arrays(self) -> dict[str, np.ndarray]:
         return self._learner_arrays()
 
+    def live_layout(self) -> np.ndarray:
+        """``[d, D]``, the array the kernels read (what :func:`quadratic_scores` takes with
+        :meth:`live_weights`, for the ensemble's one-call vote). Never write to it."""
+        return self._arrays["layout"]
+
 
 class FOGD(_Mapped):
     """Fourier online gradient descent: random Fourier features of a Gaussian kernel."""

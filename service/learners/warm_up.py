@@ -38,7 +38,7 @@ from .. import jit_cache
 from ..normalization import unit_l2, unit_l2_kernel_vector
 from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
-from .feature_maps import ORDERS
+from .feature_maps import ORDERS, quadratic_scores
 from .first_order import LINEAR_SCORES_WIDTH, linear_scores
 from .hedge import chosen_threshold, hedge_steps, hedge_vote
 from .inputs import max_abs
@@ -182,14 +182,18 @@ def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
 
 
 def _exercise_hedge() -> None:
-    """The ensemble's Fixed-Share vote (its linear members' scores in one call, on a writable and a
-    read-only vector; a prediction's vote and threshold, and a stream of weight updates) and its
-    members' counts taking a label."""
+    """The ensemble's Fixed-Share vote (its linear and its quadratic members' scores in one call each,
+    on a writable and a read-only vector; a prediction's vote and threshold, and a stream of weight
+    updates) and its members' counts taking a label."""
     log_w, signs, scores = np.zeros(2), np.ones((1, 2), dtype=np.int8), np.ones((1, 2))
     ws, at, idx, val = (np.zeros(2),) * LINEAR_SCORES_WIDTH, np.arange(2), np.array([1]), np.array([1.0])
     linear_scores(ws, 2, idx, val, at, scores[0])
     linear_scores(ws, 2, read_only(idx), read_only(val), at, scores[0])
     linear_scores(ws, 2, idx, read_only(val), at, scores[0])
+    qs, layout = (np.zeros(3),) * LINEAR_SCORES_WIDTH, np.array([1, 2], dtype=np.int64)
+    quadratic_scores(qs, 2, layout, np.array([0]), np.array([1.0]), at, scores[0])
+    quadratic_scores(qs, 2, layout, read_only(np.array([0])), read_only(np.array([1.0])), at, scores[0])
+    quadratic_scores(qs, 2, layout, np.array([0]), read_only(np.array([1.0])), at, scores[0])
     hedge_vote(log_w, scores[0])
     counts, labels, prior = np.zeros(2, dtype=np.int64), np.ones(1, dtype=np.int64), np.full(2, 0.5)
     mistakes = np.zeros((7, 2), dtype=np.int64)

@@ -1,6 +1,6 @@
 """The ensemble's vote scores its linear members in one compiled call (``linear_scores``): the
 scores it votes with are every member's own ``score_checked``, bit for bit, whatever the roster, and
-the early-exit vote of ``predict_unchecked`` gives the same label.
+``predict_unchecked`` gives its sign.
 
 The reference asks each member on its own, as the vote did before the one-call path; both rows go
 through the same ``hedge_vote``, so the assertions are on the scores the vote reads.
@@ -14,10 +14,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.learners import EtaGrid
+from service.learners import EtaGrid, create
+from service.learners.feature_maps import quadratic_scores
 from service.learners.first_order import LINEAR_SCORES_WIDTH, linear_scores
 from service.learners.hedge import hedge_vote
 from service.learners.inputs import canonical
+from service.learners.migration import FeatureMigration, migrate
 from service.model_config import ModelConfig
 
 from .streams import sparse_stream
@@ -56,27 +58,26 @@ def test_the_vote_reads_every_member_own_score(roster: str, seed: int, labels: i
     X, y = sparse_stream(labels + 20, d, density=0.5, seed=seed)
     for i in range(labels):
         learner.learn(X[i], int(y[i]))
-    assert sum(len(ks) for _, ks, _ in learner._scores.calls) == learner.member_algorithms.count(
-        learner.member_algorithms[0]
-    )
+    in_calls = sum(name not in ("amf", "knn") for name in learner.member_algorithms)  # linear, quadratic
+    assert sum(len(call.ks) for call in learner._scores.calls) == in_calls
     for i in range(labels, labels + 20):
         vector = canonical(X[i], d)
         row = reference_row(learner, vector)
         vote = float(hedge_vote(learner._vote_state.log_w, row)) - learner._threshold()
         assert learner.score_unchecked(vector) == vote
         assert learner.score(X[i]) == vote
-        # the early-exit vote (a challenger's shadow label) asks a linear call at once: same label
+        # a challenger's shadow label
         assert learner.predict_unchecked(vector) == (1 if vote >= 0.0 else -1)
 
 
 def test_calls_hold_at_most_the_width_and_every_member_once() -> None:
     learner = built("more than one call")
-    linear = [k for _, ks, _ in learner._scores.calls for k in ks]
+    linear = [k for call in learner._scores.calls for k in call.ks]
     alone = [k for k, _ in learner._scores.alone]
-    assert [len(ks) for _, ks, _ in learner._scores.calls] == [LINEAR_SCORES_WIDTH, 18 - LINEAR_SCORES_WIDTH]
+    assert [len(call.ks) for call in learner._scores.calls] == [LINEAR_SCORES_WIDTH, 18 - LINEAR_SCORES_WIDTH]
     assert sorted(linear + alone) == list(range(len(learner.members)))
-    for _, ks, at in learner._scores.calls:
-        assert at.tolist() == ks
+    for call in learner._scores.calls:
+        assert call.at.tolist() == call.ks
 
 
 @settings(max_examples=50, deadline=None)
@@ -98,3 +99,41 @@ def test_linear_scores_is_each_dot_product_in_index_order(
             total += w[j] * val[j]
         assert out[3 + k] == total
     assert not out[:3].any()  # only the positions in `at` are written
+
+
+def test_a_migrated_ensemble_votes_with_every_member_own_score() -> None:
+    """A schema migration replaces the members (the quadratic family on a new layout): the calls
+    read the new members' weights and layout, so the vote still reads each member's own score."""
+    learner = built("every family")
+    X, y = sparse_stream(60, 6, density=0.6, seed=5)
+    for i in range(40):
+        learner.learn(X[i], int(y[i]))
+    migrated = migrate(learner, FeatureMigration.from_indices(6, [0, 2, 3, 5], 3))
+    assert isinstance(migrated, EtaGrid) and migrated.n_features == 7
+    X7, y7 = sparse_stream(20, 7, density=0.6, seed=6)
+    for i in range(20):
+        vector = canonical(X7[i], 7)
+        vote = float(hedge_vote(migrated._vote_state.log_w, reference_row(migrated, vector)))
+        assert migrated.score_unchecked(vector) == vote - migrated._threshold()
+        migrated.learn(X7[i], int(y7[i]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(d=st.integers(1, 8), members=st.integers(1, 16), seed=st.integers(0, 2**16), intercept=st.booleans())
+def test_quadratic_scores_is_each_member_own_score(d: int, members: int, seed: int, intercept: bool) -> None:
+    learners = [
+        create("quadratic", d, eta=0.1 * (k + 1), fit_intercept=intercept, update="acog" if k % 2 else "ogd")
+        for k in range(members)
+    ]
+    X, y = sparse_stream(30, d, density=0.7, seed=seed)
+    for i in range(20):
+        for learner in learners:
+            learner.learn(X[i], int(y[i]))
+    for i in range(20, 30):
+        idx, val = learners[0].kernel_vector(canonical(X[i], d))
+        out = np.full(members + 2, np.nan)
+        ws = tuple(m.live_weights() for m in learners)
+        padded = ws + ws[:1] * (LINEAR_SCORES_WIDTH - members)
+        quadratic_scores(padded, members, learners[0].live_layout(), idx, val, np.arange(2, 2 + members), out)
+        assert np.isnan(out[:2]).all()  # only the positions in `at` are written
+        assert out[2:].tolist() == [m.score_checked((idx, val)) for m in learners]
