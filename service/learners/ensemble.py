@@ -230,6 +230,29 @@ class EtaGrid(LearnerInterface):
         kernel = self._unchecked_kernels(vector, forms=(form,))[form]
         return self.members[leader].score_checked(kernel)
 
+    def predict_unchecked(self, vector: SparseVector) -> int:
+        """The sign of :meth:`score_unchecked`, the same label. With the hedge vote the members in
+        calls (linear, quadratic) answer first; the others (forest, neighbours: the dearest) are
+        asked in decreasing weight only while their weight could still move the vote across the
+        threshold, with a margin far above rounding; a vote that close to it is summed in full."""
+        if self.selection != "hedge" or not self._scores.alone:
+            return super().predict_unchecked(vector)
+        log_w, members, theta = self._vote_state.log_w, self.members, self._threshold()
+        w = np.exp(log_w - log_w.max())
+        kernels, row = self._unchecked_kernels(vector), np.zeros(len(members))
+        self._scores.fill_calls(members, kernels, row)
+        at = self._scores.in_calls
+        vote = float(w[at] @ np.clip(row[at], -1.0, 1.0)) - theta * float(w.sum())
+        alone = sorted(self._scores.alone, key=lambda kf: -w[kf[0]])
+        left, margin = sum(float(w[k]) for k, _ in alone), 1e-9 * float(w.sum())
+        for k, form in alone:
+            if abs(vote) > left + margin:
+                return 1 if vote > 0.0 else -1
+            row[k] = members[k].score_checked(kernels[form])
+            vote += float(w[k]) * min(1.0, max(-1.0, float(row[k])))
+            left -= float(w[k])
+        return 1 if hedge_vote(log_w, row) - theta >= 0.0 else -1
+
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         self._refuse_if_borrowed()
         label = Learner._label(y)

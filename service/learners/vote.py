@@ -65,9 +65,19 @@ class MemberScores:
             for i in range(0, len(ks), width):
                 chunk = ks[i : i + width]
                 self.calls.append(Call(form, chunk, np.array(chunk, dtype=np.int64), kind == "quadratic"))
+        self.in_calls = np.array(sorted(k for call in self.calls for k in call.ks), dtype=np.int64)
+        """The positions of the members in calls, ascending."""
 
     def fill(self, members: Sequence[Learner], kernels: dict[str, SparseVector], row: np.ndarray) -> None:
         """Every member's score into ``row`` (float64): a call at a time, then those asked alone."""
+        self.fill_calls(members, kernels, row)
+        for k, form in self.alone:
+            row[k] = members[k].score_checked(kernels[form])
+
+    def fill_calls(
+        self, members: Sequence[Learner], kernels: dict[str, SparseVector], row: np.ndarray
+    ) -> None:
+        """The scores of the members in calls (the linear and quadratic families) into ``row``."""
         for form, ks, at, quadratic in self.calls:
             idx, val = kernels[form]
             ws = tuple([members[k].live_weights() for k in ks])
@@ -77,8 +87,6 @@ class MemberScores:
                 quadratic_scores(padded, len(ws), layout, idx, val, at, row)
             else:
                 linear_scores(padded, len(ws), idx, val, at, row)
-        for k, form in self.alone:
-            row[k] = members[k].score_checked(kernels[form])
 
 
 def appended_entry(member: Learner) -> tuple[int, float]:
