@@ -320,7 +320,7 @@ class EtaGrid(LearnerInterface):
 
         A member with the contract's own ``learn_checked`` is stepped by its kernel entry point
         (:meth:`Learner.learn_kernel`, the same bits without an :class:`UpdateInfo` per member);
-        the predictions go to the vote and the tally as one int8 row."""
+        the scores go to the vote (float64), their signs to the vote and the tally (int8), a row each."""
         chosen = self.leader()
         members, plain = self.members, self._plain
         predictions, scores = np.empty(len(members), dtype=np.int8), np.empty(len(members))
