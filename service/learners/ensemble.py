@@ -282,7 +282,7 @@ class EtaGrid(LearnerInterface):
     def _threshold(self) -> float:
         """The vote's decision threshold now (:func:`~service.learners.hedge.chosen_threshold`)."""
         return self._vote_state.threshold(
-            self._tally.counts[0, :2], self.objective == "cost", self.alpha_p, self.c_p
+            self._tally.counts, self.objective == "cost", self.alpha_p, self.c_p
         )
 
     def _unchecked_kernels(

@@ -48,13 +48,12 @@ import numpy as np
 
 from ..jit_cache import kernel
 from .errors import InvalidInput
+from .selection import TIE_TOLERANCE
 
 ETA = 0.1
 ALPHA = 1e-3
 THRESHOLDS = np.array([0.0, -0.4, -0.2, -0.1, 0.1, 0.2, 0.4])
 """The decision thresholds on the vote the leader rule chooses from (0 first: near-ties go to it)."""
-TIE_TOLERANCE = 1e-12
-"""As :data:`service.learners.selection.TIE_TOLERANCE` (objectives this close, relatively, tie)."""
 
 
 def group_prior(groups: Sequence[object]) -> np.ndarray:
@@ -157,10 +156,11 @@ class VoteState:
         return np.asarray(w / w.sum())
 
     def threshold(self, counts: np.ndarray, cost: bool, alpha_p: float, c_p: float) -> float:
-        """``theta_t`` after the class counts ``counts`` (``[t_p, t_n]``, the labels :meth:`steps` has
-        learned: the threshold is recomputed only after it learns more)."""
+        """``theta_t`` after the labels :meth:`steps` has learned (``counts[0, :2]`` = ``[t_p, t_n]``:
+        the members' tally); recomputed only after it learns more."""
         if self._theta is None:
-            self._theta = float(THRESHOLDS[chosen_threshold(counts, self.mistakes, cost, alpha_p, c_p)])
+            q = chosen_threshold(counts[0, :2], self.mistakes, cost, alpha_p, c_p)
+            self._theta = float(THRESHOLDS[q])
         return self._theta
 
     def steps(
@@ -169,7 +169,7 @@ class VoteState:
     ) -> np.ndarray:  # fmt: skip
         """:func:`hedge_steps` on this state (``counts`` is not changed)."""
         self._theta = None
-        args = (self.log_w, counts.copy(), self.mistakes, P, S, labels.astype(np.int64))
+        args = (self.log_w, counts.copy(), self.mistakes, P, S, np.asarray(labels, dtype=np.int64))
         return np.asarray(hedge_steps(*args, cost, alpha_p, c_p, ETA, ALPHA, self.prior))
 
     def arrays(self, share: Callable[[np.ndarray], np.ndarray] = np.asarray) -> dict[str, np.ndarray]:

@@ -40,7 +40,7 @@ from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS, quadratic_scores
 from .first_order import LINEAR_SCORES_WIDTH, linear_scores
-from .hedge import chosen_threshold, hedge_steps, hedge_vote
+from .hedge import THRESHOLDS, chosen_threshold, hedge_steps, hedge_vote
 from .inputs import max_abs
 from .selection import Tally
 from .standardise import standardise_rows
@@ -196,7 +196,7 @@ def _exercise_hedge() -> None:
     quadratic_scores(qs, 2, layout, np.array([0]), read_only(np.array([1.0])), at, scores[0])
     hedge_vote(log_w, scores[0])
     counts, labels, prior = np.zeros(2, dtype=np.int64), np.ones(1, dtype=np.int64), np.full(2, 0.5)
-    mistakes = np.zeros((7, 2), dtype=np.int64)
+    mistakes = np.zeros((THRESHOLDS.shape[0], 2), dtype=np.int64)
     chosen_threshold(counts, mistakes, False, 0.5, 0.9)
     hedge_steps(log_w, counts, mistakes, signs, scores, labels, False, 0.5, 0.9, 0.3, 0.001, prior)
     Tally(2, 2).record_label(signs[0], 1)
