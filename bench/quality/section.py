@@ -11,7 +11,7 @@ from typing import Any
 from bench.quality.paper import paper_acog_ii
 from bench.quality.protocol import SMALL_ROWS, set_of
 from bench.quality.study_section import study_lines
-from bench.quality.summary import goal_lines, summary, target_lines
+from bench.quality.summary import bound_lines, goal_lines, summary, target_lines
 from bench.quality.tables import dataset_table, hindsight_lines, summary_table
 from bench.report import cpu_model, package_versions
 
@@ -87,6 +87,7 @@ def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
             f"Goal ({title.lower()}, peers in the same run):",
             "",
             *goal_lines(chosen, rows),
+            *bound_lines(chosen, rows),
             "",
         ]
         earlier = goal_lines(chosen, rows, "service:defaults-l2-linear")

@@ -147,6 +147,36 @@ def goal_lines(
     ] + _amf_line(by, d, name)
 
 
+def bound_lines(results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> list[str]:
+    """What picking in hindsight would reach: on each data set the best row of the run (ours, the
+    create() rows and the peers alike; hindsight-tuned rows left out), averaged over the data sets,
+    next to what the goal asks (the best peer's mean sum + ``SUM_MARGIN``, ``COST_FACTOR`` x the best
+    peer's mean cost). A goal above this bound is not reached by choosing among the systems run,
+    however well: only by a system that beats them all on some data set."""
+    peers = [r for r in rows if r["group"] == "peer"]
+    if not peers:
+        return []
+    peer_sum = max(r["sum"] for r in peers)
+    peer_cost = min(r["cost1000"] for r in peers)
+    names = labels_of()
+    sums, costs = [], []
+    for result in results:
+        cells = {k: v for k, v in dataset_cells(result).items() if k not in HINDSIGHT}
+        sums.append(max((v["sum"][0].per1000, k) for k, v in cells.items()))
+        costs.append(min((v["cost"][0].per1000, k) for k, v in cells.items()))
+    mean_sum = float(np.mean([s for s, _ in sums]))
+    mean_cost = float(np.mean([c for c, _ in costs]))
+    want_sum, want_cost = peer_sum + SUM_MARGIN, COST_FACTOR * peer_cost
+    winners = sorted({names.get(k, (k, ""))[0] for _, k in sums + costs})
+    return [
+        f"- Bound in hindsight (the best row of this run on each data set, picked after the fact, "
+        f"averaged): mean sum {mean_sum:.2f} % against the goal's {want_sum:.2f} % "
+        f"({'above' if mean_sum >= want_sum else 'below'} it by {abs(mean_sum - want_sum):.2f} points); "
+        f"mean cost/1000 {mean_cost:.2f} against the goal's {want_cost:.2f} "
+        f"({'within' if mean_cost <= want_cost else 'above'} it). The rows picked: {', '.join(winners)}."
+    ]
+
+
 def _amf_line(by: dict[str, dict[str, Any]], d: dict[str, Any], name: str) -> list[str]:
     """Cost per label at most river AMF's (its mean over the same data sets), met or missed."""
     amf = by.get("peer:river-amf")
