@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.learners import DEFAULTS_ROW
+from bench.quality.reporting import REPORTING
 from bench.report import DEFAULT_PATH, read_section, write_section
 from bench.service_load_report import FEEDBACK_NOOP_ROW, WS_NOOP_ROW
 from service.learners import NONLINEAR_MAX_FEATURES, EtaGrid
@@ -133,7 +134,8 @@ def defaults_block(benchmarks: Path) -> str:
         f"example scaled to unit L2 norm, and for d <= {STANDARD_MAX_FEATURES} also online per-feature "
         "standardisation (the running "
         "mean and variance of the labelled examples before it, float64, in the model's state; for the "
-        f"first {WARM_UP} labels features are only centred, and standardised values are clipped to "
+        f"first {WARM_UP} labels, and while a feature has no spread, it reads 0, and standardised "
+        "values are clipped to "
         f"+-{CLIP:g}), which keeps the norm that L2 scaling erases. So d = 5 runs "
         f"{_members_at(5)} members, d = 50 runs {_members_at(50)}, d = 123 runs {_members_at(123)}. "
         f"They make one prediction by a Fixed-Share vote (`selection: {config.selection}`) of their "
@@ -153,9 +155,8 @@ def defaults_block(benchmarks: Path) -> str:
         f"([{LINK}]({LINK}#learning-quality-python--m-benchquality)). "
         "The *tuning* set (nine data sets; a run may cover fewer, the section says which) is where the "
         "defaults, the grid, the members and the combiner were chosen, so its margin is in-sample; the "
-        "*reporting* set (eight streams: shared, "
-        "scikit-learn's and river's data, seeded generators) was used for no choice. Against the "
-        "goals, on the reporting set:",
+        f"*reporting* set ({len(REPORTING)} streams: scikit-learn's and river's data, seeded "
+        "generators) was used for no choice. Against the goals, on the reporting set:",
         "",
         *(f"- {verdict}" for verdict in reporting),
         "",

@@ -57,11 +57,14 @@ import numpy as np
 from bench.quality.compare import spread
 from bench.quality.protocol import ALPHA_P, C_P, COST_RHO, TUNING, load_stream, with_positive_share
 from bench.quality.selection import select
+from service.jit_cache import source_digest
 from service.learners import create, hedge
 from service.learners.hedge import group_prior
 from service.model_config import ModelConfig
 
-CACHE = Path("/tmp/acog-combiners")
+CACHE = Path("/tmp/acog-combiners") / source_digest()
+"""The members' scores, per data set, order and measure: under the digest of the kernel sources, so
+that a change to a learner or to the members' inputs never replays the scores of the code before it."""
 
 
 def member_scores(X: Any, y: np.ndarray, d: int, metric: str, have: np.ndarray | None = None) -> np.ndarray:
@@ -368,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     args.seed, args.positive_label = 0, None
-    CACHE.mkdir(exist_ok=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
     names = args.datasets or list(TUNING)
     suffix = "" if args.positives is None else f"-p{args.positives:g}"  # of the member caches
     table: dict[str, dict[str, dict[str, list[float]]]] = {r: {} for r in RULES}

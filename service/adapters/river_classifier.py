@@ -4,7 +4,7 @@
 >>> from service.adapters.river_classifier import ACOGClassifier
 >>> model = ACOGClassifier(max_features=9)
 >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.BalancedAccuracy())
-BalancedAccuracy: 89.93%
+BalancedAccuracy: 89.34%
 
 An example ``x`` is a dict ``{name: value}``. It goes through the very code a service model
 with named features runs (:class:`service.features.FeatureSpace`): the values are

@@ -5,16 +5,22 @@ stream whose classes differ in spread rather than in direction looks the same to
 reads it. The alternative input standardises each feature by the running statistics of the examples
 *before* the current one (Welford's algorithm, float64, in feature order)::
 
-    z_j = clip((x_j - mean_j) / s_j, -CLIP, CLIP),
-    s_j = sqrt(M2_j / n)  when n >= WARM_UP and M2_j > 0, else 1
+    z_j = clip((x_j - mean_j) / s_j, -CLIP, CLIP)   with s_j = sqrt(M2_j / n),
+          when n >= WARM_UP and M2_j > 0;   z_j = 0 otherwise
 
 and then learns ``x`` into them: ``n <- n + 1; delta = x - mean; mean <- mean + delta / n;
 M2 <- M2 + delta (x - mean)``. A zero (absent) feature counts as the value 0.
 
-**Warm-up.** For the first ``WARM_UP`` (= 10) examples the features are only centred (``s_j = 1``):
-a variance from fewer examples is too noisy to divide by. A feature with no spread so far
-(a constant) keeps ``s_j = 1`` as well, so it maps to 0. The clip bounds what a member sees while
-the statistics settle (and on heavy tails) at ``CLIP`` (= 8) standard deviations.
+**Warm-up.** For the first ``WARM_UP`` (= 10) examples every feature reads 0, its mean: a variance
+from fewer examples is too noisy to divide by, and without one the deviation ``x_j - mean_j`` is in
+the feature's own units (an income's tens of thousands), which no standardised coordinate can mean.
+A feature with no spread so far (a constant, or absent until now) reads 0 as well, as river's
+``StandardScaler`` reads it. Centring alone was the earlier rule: it put the first examples of a
+feature of large scale at the clip, and a Mondrian tree, which splits a node only for a point outside
+its box, kept the boxes those points had stretched and stopped splitting (the forest over the
+standardised input then flagged every example, or none, on a river ``Agrawal`` stream). The clip
+bounds what a member sees while the statistics settle (and on heavy tails) at ``CLIP`` (= 8)
+standard deviations.
 
 **What updates the statistics.** Every labelled example, in label-log order, when the model learns
 it; never a prediction. Predictions are not replicated, labels are: so the statistics are a
@@ -50,10 +56,9 @@ def standardise_rows(
     for i in range(n_rows):
         n = count[0]
         for j in range(d):
-            scale = 1.0
+            z = 0.0
             if n >= WARM_UP and m2[j] > 0.0:
-                scale = math.sqrt(m2[j] / n)
-            z = (dense[i, j] - mean[j]) / scale
+                z = (dense[i, j] - mean[j]) / math.sqrt(m2[j] / n)
             out[i, j] = min(CLIP, max(-CLIP, z))
         if learn:
             n += 1
