@@ -73,19 +73,22 @@ def test_forms_are_checked_by_name() -> None:
 
 def test_the_norm_reaches_the_standardised_members() -> None:
     """Two classes that differ in spread only: the L2 members cannot tell them apart, the
-    standardised quadratic ones can (and lead)."""
-    rng = np.random.default_rng(0)
-    n, d = 1500, 6
-    y = np.where(rng.random(n) < 0.3, 1, -1)
-    X = rng.normal(size=(n, d)) * np.where(y == 1, 3.0, 1.0)[:, None]
-    learner = ModelConfig(n_features=d, auto_members="all").build_learner()
-    assert isinstance(learner, EtaGrid)
-    assert learner.inputs.forms == ("l2", "standard")
-    pred = learner.run(sp.csr_matrix(X), y).predictions
-    late = slice(n // 2, n)
-    balanced = 0.5 * (np.mean(pred[late][y[late] == 1] == 1) + np.mean(pred[late][y[late] == -1] == -1))
-    assert balanced > 0.85
-    assert learner.member_forms[learner.leader()] == "standard"
+    standardised quadratic ones can (and lead). Over eight seeded streams: one stream's second half
+    ranges from 0.67 to 0.95 of balanced accuracy, so the test holds the mean."""
+    n, d, late = 1500, 6, slice(750, 1500)
+    balanced, leaders = [], []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        y = np.where(rng.random(n) < 0.3, 1, -1)
+        X = rng.normal(size=(n, d)) * np.where(y == 1, 3.0, 1.0)[:, None]
+        learner = ModelConfig(n_features=d, auto_members="all").build_learner()
+        assert isinstance(learner, EtaGrid)
+        assert learner.inputs.forms == ("l2", "standard")
+        pred = learner.run(sp.csr_matrix(X), y).predictions[late]
+        balanced.append(0.5 * (np.mean(pred[y[late] == 1] == 1) + np.mean(pred[y[late] == -1] == -1)))
+        leaders.append(learner.member_forms[learner.leader()])
+    assert np.mean(balanced) > 0.85
+    assert leaders == ["standard"] * 8
 
 
 def test_standardised_inputs_only_for_small_d_and_only_when_the_ensemble_normalises() -> None:
