@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.quality.summary import bound_lines
+from bench.quality.summary import bound_lines, part_lines
 
 
 def counts(t_p: int, t_n: int, m_p: int, m_n: int) -> dict[str, Any]:
@@ -49,3 +49,16 @@ def test_hindsight_tuned_rows_are_not_a_pick() -> None:
 
 def test_no_bound_without_peers() -> None:
     assert bound_lines([result("a", **{"service:defaults": (0, 0)})], []) == []
+
+
+def test_each_part_of_a_set_shows_its_own_margin() -> None:
+    results = [
+        result("synth", **{"service:defaults": (0, 9), "peer:river-knn": (5, 0)}),
+        result("shipped", **{"service:defaults": (5, 0), "peer:river-knn": (0, 9)}),
+    ]
+    first, second = part_lines(results, {"generators": {"synth"}, "the rest": {"shipped"}})
+    # sums: 95 against 75, and 75 against 95; costs/1000: 9 against 45, and 45 against 9
+    assert first.startswith("- On generators (1): defaults 95.00 % vs river kNN")
+    assert "(+20.00 points)" in first and "cost/1000 9.00 vs river kNN, k = 5 (std) 45.00 (0.200x)" in first
+    assert second.startswith("- On the rest (1): defaults 75.00 %") and "(-20.00 points)" in second
+    assert part_lines(results, {"nothing": {"absent"}}) == []

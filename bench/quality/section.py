@@ -10,8 +10,9 @@ from typing import Any
 
 from bench.quality.paper import paper_acog_ii
 from bench.quality.protocol import SMALL_ROWS, set_of
+from bench.quality.reporting import RIVER_SYNTH
 from bench.quality.study_section import study_lines
-from bench.quality.summary import bound_lines, goal_lines, summary, target_lines
+from bench.quality.summary import bound_lines, goal_lines, part_lines, summary, target_lines
 from bench.quality.tables import dataset_table, hindsight_lines, summary_table
 from bench.report import cpu_model, package_versions
 
@@ -68,6 +69,16 @@ SET_TEXT = {
 }
 
 
+def reporting_parts(results: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
+    """The reporting set in two parts: river's generators, and the other streams (shipped data and
+    scikit-learn's generators); each part is shown when the run holds both."""
+    synth = {f"river:{short}-imb" for short in RIVER_SYNTH}
+    names = {r["name"] for r in results}
+    if not names & synth or not names - synth:
+        return {}
+    return {"river's generators": names & synth, "the other streams": names - synth}
+
+
 def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
     """Per set (tuning, reporting): the summary table, the first defaults' target and the goal."""
     lines: list[str] = []
@@ -92,6 +103,7 @@ def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
             "",
             *goal_lines(chosen, rows),
             *bound_lines(chosen, rows),
+            *(part_lines(chosen, reporting_parts(chosen)) if key == "reporting" else []),
             "",
         ]
         earlier = goal_lines(chosen, rows, "service:defaults-l2-linear")

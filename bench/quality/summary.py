@@ -187,3 +187,26 @@ def _amf_line(by: dict[str, dict[str, Any]], d: dict[str, Any], name: str) -> li
         f"- Cost per label <= river AMF's: {name} {d['us_label']:.1f} us vs {amf['us_label']:.1f} us: "
         f"**{'met' if ratio <= 1.0 else 'missed'}** ({ratio:.2f}x)."
     ]
+
+
+def part_lines(results: Sequence[dict[str, Any]], parts: dict[str, set[str]]) -> list[str]:
+    """The defaults against the best peer on each part of a set (``parts``: a label and the names of
+    its data sets), so that a margin carried by one kind of stream shows: its mean sum and cost, the
+    best peer's on that part and the margin."""
+    lines = []
+    for label, names in parts.items():
+        chosen = [r for r in results if r["name"] in names]
+        rows = {r["key"]: r for r in summary(chosen)}
+        d = rows.get("service:defaults")
+        peers = [r for r in rows.values() if r["group"] == "peer"]
+        if not chosen or d is None or not peers:
+            continue
+        best_sum = max(peers, key=lambda r: r["sum"])
+        best_cost = min(peers, key=lambda r: r["cost1000"])
+        lines.append(
+            f"- On {label} ({len(chosen)}): defaults {d['sum']:.2f} % vs {best_sum['label']} "
+            f"{best_sum['sum']:.2f} % ({d['sum'] - best_sum['sum']:+.2f} points); cost/1000 "
+            f"{d['cost1000']:.2f} vs {best_cost['label']} {best_cost['cost1000']:.2f} "
+            f"({d['cost1000'] / best_cost['cost1000']:.3f}x)."
+        )
+    return lines
