@@ -203,10 +203,10 @@ def part_lines(results: Sequence[dict[str, Any]], parts: dict[str, set[str]]) ->
             continue
         best_sum = max(peers, key=lambda r: r["sum"])
         best_cost = min(peers, key=lambda r: r["cost1000"])
+        ratio = f"{d['cost1000'] / best_cost['cost1000']:.3f}x" if best_cost["cost1000"] > 0 else "no cost"
         lines.append(
             f"- On {label} ({len(chosen)}): defaults {d['sum']:.2f} % vs {best_sum['label']} "
             f"{best_sum['sum']:.2f} % ({d['sum'] - best_sum['sum']:+.2f} points); cost/1000 "
-            f"{d['cost1000']:.2f} vs {best_cost['label']} {best_cost['cost1000']:.2f} "
-            f"({d['cost1000'] / best_cost['cost1000']:.3f}x)."
+            f"{d['cost1000']:.2f} vs {best_cost['label']} {best_cost['cost1000']:.2f} ({ratio})."
         )
     return lines
