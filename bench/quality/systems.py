@@ -3,7 +3,7 @@ and the hindsight references, each as a function that predicts a stream online."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,7 @@ from bench.peers_scaled import run_scaled_peer
 from bench.quality.protocol import COST_RHO, Stream
 from service.datasets import l2_normalize
 from service.learners import ALGORITHMS, EtaGrid, create
-from service.learners.roster import NEIGHBOURS, families_for, forests_for
+from service.learners.roster import NEIGHBOURS, Family, families_for, forests_for
 from service.model_config import ModelConfig
 
 Predict = Callable[[sp.csr_matrix, np.ndarray, Stream, str], np.ndarray]
@@ -71,24 +71,40 @@ NEIGHBOUR_ROWS: tuple[tuple[str, str, dict[str, Any] | None], ...] = (
 study of whether the nearest neighbours join the default; opt-in rows (``--only``)."""
 
 
+ENSEMBLE_OPTIONS = (
+    "objective", "c_p", "selection", "window", "inputs", "members", "eta_grid", "eta", "loss", "alpha_p",
+)  # fmt: skip
+"""The learner parameters of a default model that are the ensemble's, not its members'."""
+
+
+def default_ensemble(
+    config: ModelConfig, forests: Sequence[Family], inputs: Sequence[str] | None = None
+) -> EtaGrid:
+    """The ensemble :meth:`ModelConfig.build_learner` builds for ``config`` (eta and loss ``"auto"``),
+    with ``forests`` as its families without a rate and, given ``inputs``, those input forms."""
+    params = dict(config.learner_params())
+    members, grid, alpha_p = params.pop("members"), params.pop("eta_grid"), params.pop("alpha_p")
+    del params["eta"], params["loss"]  # "auto", "auto": both losses
+    if inputs is not None:
+        params["inputs"] = tuple(inputs)
+    return EtaGrid(
+        ALGORITHMS[config.learner_name()], config.dimension, grid=grid, alpha_p=alpha_p,
+        losses=("II", "I"), families=families_for(members, config.dimension), forests=tuple(forests),
+        **params,
+    )  # fmt: skip
+
+
 def with_neighbours(config: ModelConfig, neighbours: dict[str, Any] | None) -> EtaGrid:
     """The default ensemble of ``config`` (as :func:`service.learners.create` builds it) with the kNN
     family of the roster replaced by one with ``neighbours`` as options, or left out (``None``)."""
     params = dict(config.learner_params())
-    cls = ALGORITHMS[config.learner_name()]
-    members, forms = params.pop("members"), params.get("inputs", ["raw"])
-    grid, alpha_p = params.pop("eta_grid"), params.pop("alpha_p")
-    del params["eta"], params["loss"]  # "auto", "auto": both losses
-    ensemble_options = ("objective", "c_p", "selection", "window", "inputs")
-    member_params = {k: v for k, v in params.items() if k not in ensemble_options}
-    roster = forests_for(members, config.dimension, member_params, len(forms))
+    member_params = {k: v for k, v in params.items() if k not in ENSEMBLE_OPTIONS}
+    forms = params.get("inputs", ["raw"])
+    roster = forests_for(params["members"], config.dimension, member_params, len(forms))
     forests = [f for f in roster if f[0].algorithm != NEIGHBOURS]
     if neighbours is not None:
         forests.append((ALGORITHMS[NEIGHBOURS], dict(neighbours)))
-    return EtaGrid(
-        cls, config.dimension, grid=grid, alpha_p=alpha_p, losses=("II", "I"),
-        families=families_for(members, config.dimension), forests=tuple(forests), **params,
-    )  # fmt: skip
+    return default_ensemble(config, forests)
 
 
 def _neighbour_candidate(neighbours: dict[str, Any] | None) -> Predict:

@@ -27,12 +27,12 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from bench.quality.combiners import measure
 from bench.quality.protocol import METRICS, SEED, TUNING, Stream, load_stream
+from bench.quality.systems import default_ensemble
 from bench.report import cpu_model, publish
 from service.learners import ALGORITHMS, EtaGrid
 from service.learners.roster import (
@@ -41,7 +41,7 @@ from service.learners.roster import (
     NEIGHBOURS,
     NEIGHBOURS_OPTIONS,
     STANDARD_MAX_FEATURES,
-    families_for,
+    Family,
 )
 from service.model_config import ModelConfig
 
@@ -69,21 +69,12 @@ ROSTERS = (
 def ensemble(roster: Roster, d: int, metric: str) -> EtaGrid:
     """The default model's ensemble at dimension ``d`` for ``metric`` with ``roster``'s members: what
     :meth:`ModelConfig.build_learner` builds, its input forms and rate-free families replaced."""
-    config = ModelConfig(n_features=d, objective=metric)
-    params = dict(config.learner_params())
-    members, grid, alpha_p = params.pop("members"), params.pop("eta_grid"), params.pop("alpha_p")
-    del params["eta"], params["loss"]  # "auto", "auto": both losses
-    params["inputs"] = roster.forms
-    forests: list[tuple[Any, dict[str, Any]]] = []  # in the roster's order: the forest, then the kNN
+    forests: list[Family] = []  # in the roster's order: the forest, then the kNN
     if roster.forest:
         forests.append((ALGORITHMS[FOREST], dict(FOREST_OPTIONS)))
     if roster.neighbours:
         forests.append((ALGORITHMS[NEIGHBOURS], dict(NEIGHBOURS_OPTIONS)))
-    return EtaGrid(
-        ALGORITHMS[config.learner_name()], config.dimension, grid=grid, alpha_p=alpha_p,
-        losses=("II", "I"), families=families_for(members, config.dimension), forests=tuple(forests),
-        **params,
-    )  # fmt: skip
+    return default_ensemble(ModelConfig(n_features=d, objective=metric), forests, roster.forms)
 
 
 @dataclass(frozen=True)
