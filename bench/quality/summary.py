@@ -60,16 +60,22 @@ def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def best_peers(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The peer rows of the best mean sum and of the lowest mean cost, or None when no peer ran."""
+    peers = [r for r in rows if r["group"] == "peer"]
+    if not peers:
+        return None
+    return max(peers, key=lambda r: r["sum"]), min(peers, key=lambda r: r["cost1000"])
+
+
 def target_lines(results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]]) -> list[str]:
     """The first defaults' target: ahead of every peer on mean sum and mean cost; within 1 point of the
     hindsight-tuned eta on sum."""
     by = {r["key"]: r for r in rows}
-    d = by.get("service:defaults")
-    if d is None:
+    d, best = by.get("service:defaults"), best_peers(rows)
+    if d is None or best is None:
         return []
-    peers = [r for r in rows if r["group"] == "peer"]
-    best_sum = max(peers, key=lambda r: r["sum"])
-    best_cost = min(peers, key=lambda r: r["cost1000"])
+    best_sum, best_cost = best
     lines = [
         f"- Mean sum: defaults {d['sum']:.2f} % vs the best peer, {best_sum['label']}, "
         f"{best_sum['sum']:.2f} %: **{'met' if d['sum'] > best_sum['sum'] else 'missed'}** "
@@ -111,12 +117,11 @@ def goal_lines(
     best peer + 2 points; mean cost/1000 <= 0.85 x the best peer's; no data set more than 0.5 points
     of sum behind the best peer on that data set; its cost per label next to the peers'."""
     by = {r["key"]: r for r in rows}
-    d = by.get(key)
-    peers = [r for r in rows if r["group"] == "peer"]
-    if d is None or not peers:
+    d, best = by.get(key), best_peers(rows)
+    if d is None or best is None:
         return []
-    best_sum = max(peers, key=lambda r: r["sum"])
-    best_cost = min(peers, key=lambda r: r["cost1000"])
+    best_sum, best_cost = best
+    peers = [r for r in rows if r["group"] == "peer"]
     names = labels_of()
     gap = d["sum"] - best_sum["sum"]
     ratio = d["cost1000"] / best_cost["cost1000"]
@@ -153,11 +158,10 @@ def bound_lines(results: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]
     next to what the goal asks (the best peer's mean sum + ``SUM_MARGIN``, ``COST_FACTOR`` x the best
     peer's mean cost). A goal above this bound is not reached by choosing among the systems run,
     however well: only by a system that beats them all on some data set."""
-    peers = [r for r in rows if r["group"] == "peer"]
-    if not peers:
+    best = best_peers(rows)
+    if best is None:
         return []
-    peer_sum = max(r["sum"] for r in peers)
-    peer_cost = min(r["cost1000"] for r in peers)
+    peer_sum, peer_cost = best[0]["sum"], best[1]["cost1000"]
     names = labels_of()
     sums, costs = [], []
     for result in results:
@@ -197,12 +201,10 @@ def part_lines(results: Sequence[dict[str, Any]], parts: dict[str, set[str]]) ->
     for label, names in parts.items():
         chosen = [r for r in results if r["name"] in names]
         rows = {r["key"]: r for r in summary(chosen)}
-        d = rows.get("service:defaults")
-        peers = [r for r in rows.values() if r["group"] == "peer"]
-        if not chosen or d is None or not peers:
+        d, best = rows.get("service:defaults"), best_peers(list(rows.values()))
+        if not chosen or d is None or best is None:
             continue
-        best_sum = max(peers, key=lambda r: r["sum"])
-        best_cost = min(peers, key=lambda r: r["cost1000"])
+        best_sum, best_cost = best
         ratio = f"{d['cost1000'] / best_cost['cost1000']:.3f}x" if best_cost["cost1000"] > 0 else "no cost"
         lines.append(
             f"- On {label} ({len(chosen)}): defaults {d['sum']:.2f} % vs {best_sum['label']} "
