@@ -131,7 +131,7 @@ features, ``mag_change`` 0, 5 % label noise)."""
 
 
 def _synth(short: str) -> Callable[[], Dataset]:
-    def load_stream() -> Dataset:
+    def generate() -> Dataset:
         from river.datasets import synth
 
         name, seeds = RIVER_SYNTH[short]
@@ -141,7 +141,7 @@ def _synth(short: str) -> Callable[[], Dataset]:
         X, positive = imbalanced(X, np.array([t is True or t == 1 for _, t in rows]))
         return _dataset(f"river:{short}-imb", homogeneous(X) if X.shape[1] == 2 else X, positive)
 
-    return load_stream
+    return generate
 
 
 LOADERS: dict[str, Callable[[], Dataset]] = {

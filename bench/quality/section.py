@@ -69,9 +69,9 @@ SET_TEXT = {
 }
 
 
-def reporting_parts(results: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
-    """The reporting set in two parts: river's generators, and the other streams (shipped data and
-    scikit-learn's generators); each part is shown when the run holds both."""
+def generator_parts(results: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
+    """A set in two parts, river's generators and the other streams, when it holds both (the
+    reporting set); no parts otherwise."""
     synth = {f"river:{short}-imb" for short in RIVER_SYNTH}
     names = {r["name"] for r in results}
     if not names & synth or not names - synth:
@@ -103,7 +103,7 @@ def set_lines(results: Sequence[dict[str, Any]]) -> list[str]:
             "",
             *goal_lines(chosen, rows),
             *bound_lines(chosen, rows),
-            *(part_lines(chosen, reporting_parts(chosen)) if key == "reporting" else []),
+            *part_lines(chosen, generator_parts(chosen)),
             "",
         ]
         earlier = goal_lines(chosen, rows, "service:defaults-l2-linear")
