@@ -89,10 +89,36 @@ NOT_FINITE, UNREGISTERED = -1, -2
 """What :func:`gathered_row` returns for a row it cannot read."""
 
 
+SHORT_ROW = 32
+"""Rows of at most this many values are put in order by insertion sort, in the caller's buffer (no
+allocation); longer ones by ``np.argsort``."""
+
+
+@kernel
+def _order(index: np.ndarray, rank: np.ndarray, by_rank: bool, out: np.ndarray) -> None:
+    """``out[:n]``: the positions ``0..n-1`` of ``index`` in increasing order of ``index[p]`` (of
+    ``rank[index[p]]`` when ``by_rank``). The keys are distinct (one registered name each), so this
+    is ``np.argsort``'s order, made without allocating for a short row."""
+    n = index.shape[0]
+    if n > SHORT_ROW:
+        out[:n] = np.argsort(rank[index]) if by_rank else np.argsort(index)
+        return
+    for k in range(n):
+        key = rank[index[k]] if by_rank else index[k]
+        i = k
+        while i > 0:
+            p = out[i - 1]
+            if (rank[index[p]] if by_rank else index[p]) < key:
+                break
+            out[i] = p
+            i -= 1
+        out[i] = k
+
+
 @kernel
 def gathered_row(
     values: np.ndarray, index: np.ndarray, rank: np.ndarray, unit: bool, keep_zeros: bool, tail: int,
-    tail_value: float, out_idx: np.ndarray, out_val: np.ndarray,
+    tail_value: float, out_idx: np.ndarray, out_val: np.ndarray, w: np.ndarray, margin: np.ndarray,
 ) -> int:  # fmt: skip
     """A named row as a learner's canonical vector, in one pass: ``values[k]`` is the value of the
     name registered at ``index[k]`` (the names in any order) and ``rank[index[k]]`` that name's
@@ -104,8 +130,12 @@ def gathered_row(
     scaled as :func:`unit_l2` scales them in the sorted order of their names: the largest magnitude
     first, then the squares summed in that order, so the same bits. The entries come out in
     increasing index order, exact zeros dropped unless ``keep_zeros``, then the entry
-    ``(tail, tail_value)`` (an intercept) unless ``tail < 0``. (The caller allocates the output:
-    numba returning new arrays to Python costs more than the whole pass.)"""
+    ``(tail, tail_value)`` (an intercept) unless ``tail < 0``. With a non-empty ``w``,
+    ``margin[0] = w . x`` over the entries written, summed in their order: the sum
+    :func:`~service.learners.first_order.linear_score` makes for a learner whose weights are ``w``.
+    (The caller allocates the output: numba returning new arrays to Python costs more than the whole
+    pass. The orders by name and by index are made in ``out_idx`` itself: entry ``j`` is written
+    once position ``k >= j`` is read.)"""
     n = values.shape[0]
     for k in range(n):
         if not np.isfinite(values[k]):
@@ -118,25 +148,31 @@ def gathered_row(
         for k in range(n):
             top = max(top, abs(values[k]))
         if top != 0.0:
-            by_name = np.argsort(rank[index])
+            _order(index, rank, True, out_idx)
             acc = 0.0
             for k in range(n):
-                s = values[by_name[k]] / top
+                s = values[out_idx[k]] / top
                 acc += s * s
             norm = np.sqrt(acc)
     scale = unit and top != 0.0
-    by_index = np.argsort(index)
+    _order(index, rank, False, out_idx)
     j = 0
     for k in range(n):
-        v = values[by_index[k]]
+        p = out_idx[k]
+        v = values[p]
         if scale:
             v = (v / top) / norm
         if keep_zeros or v != 0.0:
-            out_idx[j] = index[by_index[k]]
+            out_idx[j] = index[p]
             out_val[j] = v
             j += 1
     if tail >= 0:
         out_idx[j] = tail
         out_val[j] = tail_value
         j += 1
+    if w.shape[0]:
+        s = 0.0
+        for k in range(j):
+            s += w[out_idx[k]] * out_val[k]
+        margin[0] = s
     return j

@@ -27,9 +27,11 @@ names are looked up one by one (no sorting in Python), and one compiled call
 (:func:`service.normalization.gathered_row`) checks the values, L2-normalises them in the sorted
 order of the names (from each name's rank among the registered names, kept up to date as names
 register) and writes the learner's input, intercept included, into buffers the adapter keeps
-(no allocation a row); a single learner then runs its kernel entry points
-(``score_checked``/``learn_checked``) directly. A row with a name not registered yet, or one
-that is refused, takes the service's parser, whose errors name the field.
+(no allocation a row of up to ``SHORT_ROW`` names); a single learner then runs its kernel entry
+points (``score_checked``/``learn_checked``) directly, and for one whose score is ``w . x``
+(``linear_score``: ACOG, AROW, the perceptron and PA family, Pegasos, ...) ``predict_one``'s
+compiled call also makes that sum, in the order ``linear_score`` makes it. A row with a name not
+registered yet, or one that is refused, takes the service's parser, whose errors name the field.
 
 Every other parameter is a field of the service's model configuration
 (:class:`service.model_config.ModelConfig`: ``algorithm``, ``objective``, ``alpha_p``,
@@ -39,6 +41,7 @@ Every other parameter is a field of the service's model configuration
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,9 +50,13 @@ from river import base
 from ..features import FeatureRegistry, FeatureSpace
 from ..learners import OnlineLearner
 from ..learners.base import Learner
+from ..learners.first_order import linear_score
 from ..learners.inputs import SparseVector
 from ..model_config import ModelConfig
 from ..normalization import gathered_row
+
+NO_WEIGHTS = np.empty(0, np.float64)
+"""What :func:`gathered_row` reads as "no score wanted"."""
 
 
 def plus_minus_one(y: Any) -> int:
@@ -132,6 +139,10 @@ class ACOGClassifier(base.Classifier):
         # (Learner.kernel_vector): the short path appends it and calls the kernels' entry points
         self._tail: tuple[int, float] = (-1, 0.0)
         self._score_fast, self._learn_fast = learner.score_unchecked, learner.learn_unchecked
+        self._weights: Callable[[], np.ndarray] | None = None
+        """A learner whose score is ``w . x`` (:func:`linear_score`): its live weights, which the
+        short path's compiled call then scores ``x`` against (:meth:`predict_one`)."""
+        self._margin = np.empty(1, np.float64)
         if direct:
             assert isinstance(learner, Learner)
             if learner.params["fit_intercept"]:
@@ -140,6 +151,8 @@ class ACOGClassifier(base.Classifier):
             self._score_fast, self._learn_fast = learner.score_checked, learner.learn_checked
             if type(learner).learn_checked is Learner.learn_checked:  # the round, without its record
                 self._learn_fast = learner.learn_kernel
+            if type(learner).score_checked is Learner.score_checked and learner.kernels[0] is linear_score:
+                self._weights = learner.live_weights
 
     @property
     def registry(self) -> list[str]:
@@ -166,17 +179,23 @@ class ACOGClassifier(base.Classifier):
 
     def predict_one(self, x: dict[base.typing.FeatureName, Any], **kwargs: Any) -> bool:
         """``True`` (the positive class, an anomaly) when ``mu . x >= 0``."""
+        weights, last = self._weights, self._last
+        fresh = last is None or last[0] != x  # a row not read just before: read and scored at once
+        if weights is not None and fresh and self._gathered(x, weights()) is not None:
+            return bool(self._margin[0] >= 0.0)
         vector = self._gathered(x)
         if vector is not None:
             return bool(self._score_fast(vector) >= 0.0)
         return self.score_one(x) >= 0.0
 
-    def _gathered(self, x: Any) -> SparseVector | None:
+    def _gathered(self, x: Any, weights: np.ndarray = NO_WEIGHTS) -> SparseVector | None:
         """The short path (see the module docstring): the learner's input for a ``dict`` whose
         names are all registered and whose values are finite numbers, else ``None`` (the
-        service's parser then reads ``x``, registers its names or names the problem)."""
+        service's parser then reads ``x``, registers its names or names the problem). With
+        ``weights`` (a linear learner's), the row is read again and ``self._margin[0]`` is its
+        score ``w . x``, made in the same compiled call."""
         last = self._last
-        if last is not None and last[0] == x:
+        if last is not None and weights is NO_WEIGHTS and last[0] == x:
             return last[1]
         n = len(x) if type(x) is dict else 0
         if not n:
@@ -196,8 +215,9 @@ class ACOGClassifier(base.Classifier):
         tail, tail_value = self._tail
         rank = self._ranks.current()
         count = gathered_row(
-            values, index, rank, space.unit_rows, space.keep_zeros, tail, tail_value, out_idx, out_val
-        )
+            values, index, rank, space.unit_rows, space.keep_zeros, tail, tail_value, out_idx, out_val,
+            weights, self._margin,
+        )  # fmt: skip
         if count < 0:
             return None
         idx, val = out_idx[:count], out_val[:count]

@@ -24,7 +24,7 @@ from river.checks import yield_checks
 from service.adapters import river_classifier
 from service.adapters.river_classifier import ACOGClassifier, plus_minus_one
 from service.model_config import ModelConfig
-from service.normalization import unit_l2
+from service.normalization import SHORT_ROW, _order, unit_l2
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "defaults": {},
@@ -149,6 +149,51 @@ def test_the_short_path_reads_a_row_as_the_parser_does(
         assert fast[0].dtype == np.int64 and np.array_equal(fast[0], slow[0])
         assert fast[1].tobytes() == slow[1].tobytes()
         assert model.score_one(x) == model.learner.score_unchecked(model.space.parse(dict(x), "x")[1])
+        if model._weights is not None:  # a linear learner: the row read and scored in one call
+            model._last = None
+            assert model._gathered(x, model._weights()) is not None
+            assert model._margin[0] == model.score_one(x)
+            model._last = None
+            assert model.predict_one(x) is (model.score_one(x) >= 0.0)
+
+
+@pytest.mark.parametrize("width", [SHORT_ROW - 1, SHORT_ROW, SHORT_ROW + 1, 3 * SHORT_ROW])
+def test_a_long_row_takes_the_short_path_as_a_short_one_does(width: int) -> None:
+    """Rows longer than ``SHORT_ROW`` are put in order by ``np.argsort`` instead of insertion sort:
+    the same vector and the same margin as the parser's, and the same weights after learning."""
+    rng = np.random.default_rng(width)
+    names = [f"n{k:03d}" for k in rng.permutation(width)]
+    rows = [{n: float(v) for n, v in zip(names, rng.normal(size=width), strict=True)} for _ in range(5)]
+    model = ACOGClassifier(max_features=width, algorithm="acog", loss="II", eta=1.0)
+    model.learn_one(rows[0], True)
+    for x in rows[1:]:
+        fast = model._gathered(x)
+        model._last = None
+        assert fast is not None
+        slow = model.learner.kernel_vector(model.space.parse(dict(x), "x")[1])
+        assert np.array_equal(fast[0], slow[0]) and fast[1].tobytes() == slow[1].tobytes()
+        assert model.predict_one(x) is (model.learner.score_checked(slow) >= 0.0)
+        assert model._margin[0] == model.learner.score_checked(slow)
+        model.learn_one(x, x[names[0]] > 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 10**6), unique=True, max_size=3 * SHORT_ROW),
+    by_rank=st.booleans(),
+)
+def test_the_row_order_is_argsorts(keys: list[int], by_rank: bool) -> None:
+    """``_order`` sorts positions by distinct keys (a name's index, or its rank among the names)
+    into the caller's buffer: ``np.argsort``'s order, for short rows and long ones."""
+    index = np.arange(len(keys), dtype=np.int64)[::-1].copy() if by_rank else np.array(keys, np.int64)
+    rank = np.zeros(len(keys), np.int64)
+    if by_rank:
+        rank[index] = keys
+    out = np.full(len(keys) + 1, -7, np.int64)
+    _order(index, rank, by_rank, out)
+    expected = np.argsort(rank[index] if by_rank else index)
+    assert out[: len(keys)].tolist() == expected.tolist()
+    assert out[len(keys)] == -7
 
 
 def test_a_refused_row_is_refused_by_the_parser_and_changes_nothing() -> None:
