@@ -224,7 +224,8 @@ class EtaGrid(LearnerInterface):
         """:meth:`score` of a vector validated at the edge: each input form is still made (L2,
         standardisation), only the checks are not repeated."""
         if self.selection == "hedge":
-            return self._vote(self._unchecked_kernels(vector))
+            vote = self._scores.l2_vote(self.members, vector, self._vote_state.log_w)
+            return self._vote(self._unchecked_kernels(vector)) if vote is None else vote - self._threshold()
         leader = self.leader()
         form = self.member_forms[leader]
         kernel = self._unchecked_kernels(vector, forms=(form,))[form]

@@ -12,6 +12,8 @@ for all of them (:func:`~service.learners.feature_maps.quadratic_scores`: the sa
 of a fixed width (:data:`~service.learners.first_order.LINEAR_SCORES_WIDTH`, padded; a longer family
 goes in several calls), which numba types from its fingerprint, so that one compiled specialisation
 serves every roster. Every other member (the forest, the nearest neighbours) is asked on its own.
+A roster of linear members over the L2 form alone (the default above ``d = 64``) has its whole vote
+made in one compiled call (:meth:`MemberScores.l2_vote`), from the request's canonical vector.
 
 :class:`MemberScores` holds positions only, never members: the ensemble passes its current members
 on each call (``load_state`` and a schema migration replace them).
@@ -24,9 +26,12 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from ..jit_cache import kernel
+from ..normalization import unit_l2_kernel_vector
 from .base import Learner
 from .feature_maps import quadratic_score, quadratic_scores
 from .first_order import LINEAR_SCORES_WIDTH, linear_score, linear_scores
+from .hedge import hedge_vote
 from .inputs import SparseVector
 
 
@@ -67,6 +72,29 @@ class MemberScores:
                 self.calls.append(Call(form, chunk, np.array(chunk, dtype=np.int64), kind == "quadratic"))
         self.in_calls = np.array(sorted(k for call in self.calls for k in call.ks), dtype=np.int64)
         """The positions of the members in calls, ascending."""
+        one = self.calls[0] if len(self.calls) == 1 else None
+        all_l2_linear = one is not None and one.form == "l2" and not one.quadratic and not self.alone
+        self.l2_linear = one if all_l2_linear else None
+        """The one call of a roster of linear members only, all over the L2 form (the default above
+        ``d = 64``): :meth:`l2_vote` makes its whole vote in one compiled call."""
+        self._tail: tuple[Learner, tuple[int, float]] | None = None
+
+    def l2_vote(self, members: Sequence[Learner], vector: SparseVector, log_w: np.ndarray) -> float | None:
+        """For a roster with :attr:`l2_linear` (members that read no explicit zeros), the hedge vote
+        of the members' scores on the L2 kernel vector of the canonical ``vector``, before the
+        threshold; else None. One call of :func:`l2_linear_vote`: the bits of the L2 form's kernel,
+        :meth:`fill` and :func:`~service.learners.hedge.hedge_vote` one after the other."""
+        call = self.l2_linear
+        if call is None or members[call.ks[0]].needs_presence:
+            return None
+        first = members[call.ks[0]]
+        if self._tail is None or self._tail[0] is not first:  # members replaced: again
+            self._tail = (first, appended_entry(first))
+        ws = tuple([members[k].live_weights() for k in call.ks])
+        padded = ws + ws[:1] * (LINEAR_SCORES_WIDTH - len(ws))
+        row = np.empty(len(members))
+        (tail, tail_value), n = self._tail[1], len(ws)
+        return float(l2_linear_vote(vector[0], vector[1], tail, tail_value, padded, n, call.at, log_w, row))
 
     def fill(self, members: Sequence[Learner], kernels: dict[str, SparseVector], row: np.ndarray) -> None:
         """Every member's score into ``row`` (float64): a call at a time, then those asked alone."""
@@ -94,3 +122,16 @@ def appended_entry(member: Learner) -> tuple[int, float]:
     intercept, or ``(-1, 0.0)`` when it appends none."""
     idx, val = member.kernel_vector((np.empty(0, np.int64), np.empty(0, np.float64)))
     return (int(idx[0]), float(val[0])) if idx.size else (-1, 0.0)
+
+
+@kernel
+def l2_linear_vote(
+    idx: np.ndarray, val: np.ndarray, tail: int, tail_value: float, ws: Any, n: int, at: np.ndarray,
+    log_w: np.ndarray, row: np.ndarray,
+) -> float:  # fmt: skip
+    """``hedge_vote(log_w, row)`` once ``row[at[k]] = ws[k] . x`` for ``k < n``, ``x`` the L2 kernel
+    vector of ``(idx, val)`` (:func:`~service.normalization.unit_l2_kernel_vector` with the entry
+    ``(tail, tail_value)``): the three kernels in one call, the same operations in the same order."""
+    ki, kv = unit_l2_kernel_vector(idx, val, tail, tail_value)
+    linear_scores(ws, n, ki, kv, at, row)
+    return hedge_vote(log_w, row)

@@ -29,6 +29,8 @@ ROSTERS: dict[str, dict[str, Any]] = {
     "every family": {"n_features": 6},
     # nine rates and both losses: 18 linear members over one input, two calls (16 and 2)
     "more than one call": {"n_features": 80, "eta_grid": [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000]},
+    # above d = 64: ten linear members over the L2 form alone, voted in one compiled call (l2_vote)
+    "wide, one call": {"n_features": 80},
     "cost": {"n_features": 12, "objective": "cost"},
     "no intercept": {"n_features": 9, "fit_intercept": False},
 }
@@ -68,6 +70,27 @@ def test_the_vote_reads_every_member_own_score(roster: str, seed: int, labels: i
         assert learner.score(X[i]) == vote
         # a challenger's shadow label
         assert learner.predict_unchecked(vector) == (1 if vote >= 0.0 else -1)
+
+
+def test_only_a_roster_of_linear_members_over_l2_alone_votes_in_one_call() -> None:
+    """``l2_vote`` serves the roster whose members are all linear, over the L2 form, in one call;
+    its vote is the vote of the calls it replaces, also once ``load_state`` replaced the members."""
+    assert {name for name in ROSTERS if built(name)._scores.l2_linear is not None} == {"wide, one call"}
+    learner, twin = built("wide, one call"), built("wide, one call")
+    X, y = sparse_stream(80, 80, density=0.2, seed=3)
+    for i in range(40):
+        learner.learn(X[i], int(y[i]))
+    twin.load_state(learner.to_state())
+    for model in (learner, twin):
+        for i in range(40, 80):
+            vector = canonical(X[i], 80)
+            vote = model._scores.l2_vote(model.members, vector, model._vote_state.log_w)
+            assert vote is not None
+            assert vote - model._threshold() == model._vote(model._unchecked_kernels(vector))
+            assert model.score_unchecked(vector) == vote - model._threshold()
+    assert learner._scores.l2_vote(learner.members, canonical(X[0], 80), learner._vote_state.log_w) == (
+        twin._scores.l2_vote(twin.members, canonical(X[0], 80), twin._vote_state.log_w)
+    )
 
 
 def test_calls_hold_at_most_the_width_and_every_member_once() -> None:
