@@ -180,8 +180,12 @@ class ACOGClassifier(base.Classifier):
     def predict_one(self, x: dict[base.typing.FeatureName, Any], **kwargs: Any) -> bool:
         """``True`` (the positive class, an anomaly) when ``mu . x >= 0``."""
         weights, last = self._weights, self._last
-        fresh = last is None or last[0] != x  # a row not read just before: read and scored at once
-        if weights is not None and fresh and self._gathered(x, weights()) is not None:
+        scored = (  # a linear learner, a row not read just before: read and scored in one call
+            weights is not None
+            and (last is None or last[0] != x)
+            and self._gathered(x, weights()) is not None
+        )
+        if scored:
             return bool(self._margin[0] >= 0.0)
         vector = self._gathered(x)
         if vector is not None:

@@ -50,7 +50,7 @@ from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
 from .roster import Family, check_family_fits, check_forests_fit, family_name
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
-from .vote import MemberScores, appended_entry
+from .vote import MemberScores
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 
@@ -144,7 +144,6 @@ class EtaGrid(LearnerInterface):
         # members whose learn_checked is the contract's own: their kernel is called directly
         self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
         self._scores = MemberScores(self.members, self.member_forms)
-        self._l2_entry: tuple[Learner, tuple[int, float]] | None = None  # cache of _unchecked_kernels
         self._tally = Tally(len(self.members), window)
         # the hedge vote: its prior (every family over an input form the same mass), weights, thresholds
         groups = list(zip(self.member_algorithms, self.member_forms, strict=True))
@@ -297,11 +296,9 @@ class EtaGrid(LearnerInterface):
         first = self.members[l2[0]] if l2 and "l2" in wanted else None
         if first is None or first.needs_presence:
             return self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, wanted))
-        if self._l2_entry is None or self._l2_entry[0] is not first:  # members replaced: again
-            self._l2_entry = (first, appended_entry(first))
         rest = tuple(f for f in wanted if f != "l2")
         out = self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, rest))
-        out["l2"] = unit_l2_kernel_vector(vector[0], vector[1], *self._l2_entry[1])
+        out["l2"] = unit_l2_kernel_vector(vector[0], vector[1], *self._scores.entry_of(first))
         return out
 
     def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:

@@ -77,7 +77,13 @@ class MemberScores:
         self.l2_linear = one if all_l2_linear else None
         """The one call of a roster of linear members only, all over the L2 form (the default above
         ``d = 64``): :meth:`l2_vote` makes its whole vote in one compiled call."""
-        self._tail: tuple[Learner, tuple[int, float]] | None = None
+        self._entry: tuple[Learner, tuple[int, float]] | None = None
+
+    def entry_of(self, member: Learner) -> tuple[int, float]:
+        """:func:`appended_entry` of ``member``, kept until another member asks (members replaced)."""
+        if self._entry is None or self._entry[0] is not member:
+            self._entry = (member, appended_entry(member))
+        return self._entry[1]
 
     def l2_vote(self, members: Sequence[Learner], vector: SparseVector, log_w: np.ndarray) -> float | None:
         """For a roster with :attr:`l2_linear` (members that read no explicit zeros), the hedge vote
@@ -87,13 +93,8 @@ class MemberScores:
         call = self.l2_linear
         if call is None or members[call.ks[0]].needs_presence:
             return None
-        first = members[call.ks[0]]
-        if self._tail is None or self._tail[0] is not first:  # members replaced: again
-            self._tail = (first, appended_entry(first))
-        ws = tuple([members[k].live_weights() for k in call.ks])
-        padded = ws + ws[:1] * (LINEAR_SCORES_WIDTH - len(ws))
-        row = np.empty(len(members))
-        (tail, tail_value), n = self._tail[1], len(ws)
+        tail, tail_value = self.entry_of(members[call.ks[0]])
+        padded, n, row = _padded_weights(members, call.ks), len(call.ks), np.empty(len(members))
         return float(l2_linear_vote(vector[0], vector[1], tail, tail_value, padded, n, call.at, log_w, row))
 
     def fill(self, members: Sequence[Learner], kernels: dict[str, SparseVector], row: np.ndarray) -> None:
@@ -108,13 +109,18 @@ class MemberScores:
         """The scores of the members in calls (the linear and quadratic families) into ``row``."""
         for form, ks, at, quadratic in self.calls:
             idx, val = kernels[form]
-            ws = tuple([members[k].live_weights() for k in ks])
-            padded = ws + ws[:1] * (LINEAR_SCORES_WIDTH - len(ws))
+            padded = _padded_weights(members, ks)
             if quadratic:
                 layout = cast(Any, members[ks[0]]).live_layout()
-                quadratic_scores(padded, len(ws), layout, idx, val, at, row)
+                quadratic_scores(padded, len(ks), layout, idx, val, at, row)
             else:
-                linear_scores(padded, len(ws), idx, val, at, row)
+                linear_scores(padded, len(ks), idx, val, at, row)
+
+
+def _padded_weights(members: Sequence[Learner], ks: list[int]) -> tuple[np.ndarray, ...]:
+    """The live weights of members ``ks``, padded to :data:`LINEAR_SCORES_WIDTH` with the first."""
+    ws = tuple([members[k].live_weights() for k in ks])
+    return ws + ws[:1] * (LINEAR_SCORES_WIDTH - len(ws))
 
 
 def appended_entry(member: Learner) -> tuple[int, float]:
