@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba.extending import overload
+from numba.typed import List
 
 from ..jit_cache import kernel
 
@@ -89,6 +90,11 @@ class Entries(NamedTuple):
     """``(arrays, p, rho_cfg, x, keep_zeros, tail, tail_value, y) -> (ok, score, loss, updated,
     rho)``: :func:`dense_vector` of a dense row, then :func:`learn_one`'s round (``ok`` false, and
     nothing changed, when ``x`` is not finite). Compiled only for a learner that calls it."""
+    learn_many: Callable[..., Any]
+    """``(group, idx, val, y, at, scores, losses, updated, rhos) -> None``: :func:`learn_one`'s round
+    for every learner of ``group`` (a typed list of ``(arrays, p, rho_cfg)`` made by
+    :func:`learner_group`) on the same vector, in list order, learner ``k``'s outcome written at
+    ``at[k]`` of the four arrays: the same steps on the same arrays, the same bits, in one call."""
 
 
 _KERNELS: dict[type, Kernels] = {}
@@ -231,7 +237,32 @@ def _flat_entries(state_type: type, params_type: type) -> Entries:
         s, loss, updated, rho = step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
         return True, s, loss, updated, rho
 
-    return Entries(flat_score_one, flat_learn_one, flat_learn_dense)
+    @kernel
+    def flat_learn_many(group: Any, idx: np.ndarray, val: np.ndarray, y: int, at: np.ndarray,
+                        scores: np.ndarray, losses: np.ndarray, updated: np.ndarray,
+                        rhos: np.ndarray) -> None:  # fmt: skip
+        for k in range(len(group)):
+            arrays, p, rho_cfg = group[k]
+            s, loss, upd, rho = step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+            j = at[k]
+            scores[j] = s
+            losses[j] = loss
+            updated[j] = upd
+            rhos[j] = rho
+
+    return Entries(flat_score_one, flat_learn_one, flat_learn_dense, flat_learn_many)
+
+
+@kernel
+def learner_group(items: Any, n: int) -> Any:
+    """The first ``n`` of ``items`` (a tuple of ``(arrays, p, rho_cfg)`` of one type) as a typed list
+    for :attr:`Entries.learn_many`. The list holds the learners' own arrays, not copies: its steps
+    change them in place. Made in compiled code so that the list's own methods come from the disk
+    cache with the rest (built from Python, a typed list compiles them in every process)."""
+    group = List()
+    for k in range(n):
+        group.append(items[k])
+    return group
 
 
 @kernel

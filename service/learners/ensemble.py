@@ -48,6 +48,7 @@ from .hedge import VoteState, group_prior, hedge_vote
 from .inputs import SparseVector
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
+from .member_steps import MemberSteps, Outcomes
 from .roster import Family, check_family_fits, check_forests_fit, family_name
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
 from .vote import MemberScores
@@ -142,7 +143,9 @@ class EtaGrid(LearnerInterface):
         self.window = window
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
         # members whose learn_checked is the contract's own: their kernel is called directly
-        self._plain = [type(m).learn_checked is Learner.learn_checked for m in self.members]
+        self._steps = MemberSteps(self.members, self.member_forms)
+        self._outcomes = Outcomes.empty(len(self.members))
+        """Every member's outcome of the round being learned (written over by each round)."""
         self._scores = MemberScores(self.members, self.member_forms)
         self._tally = Tally(len(self.members), window)
         # the hedge vote: its prior (every family over an input form the same mass), weights, thresholds
@@ -316,33 +319,21 @@ class EtaGrid(LearnerInterface):
     def _learn_members(self, kernels: dict[str, SparseVector], label: int) -> UpdateInfo:
         """One round for every member on its form's kernel vector; the selection learns the round.
 
-        A member with the contract's own ``learn_checked`` is stepped by its kernel entry point
-        (:meth:`Learner.learn_kernel`, the same bits without an :class:`UpdateInfo` per member);
-        the scores go to the vote (float64), their signs to the vote and the tally (int8), a row each."""
+        The members of one class over one input form whose round is the contract's own step in one
+        compiled call (:class:`~service.learners.member_steps.MemberSteps`, the same bits as a call
+        each); the scores go to the vote (float64), their signs to the vote and the tally (int8), a
+        row each."""
         chosen = self.leader()
-        members, plain = self.members, self._plain
-        predictions, scores = np.empty(len(members), dtype=np.int8), np.empty(len(members))
-        updated = False
-        lead: tuple[Any, Any, Any, Any] = (0.0, 0.0, False, 0.0)
-        for form, ks in self._by_form.items():
-            vector = kernels[form]
-            for k in ks:
-                if plain[k]:
-                    outcome = members[k].learn_kernel(vector, label)
-                else:
-                    info = members[k].learn_checked(vector, label)
-                    outcome = (info.score, info.loss, info.updated, info.rho)
-                scores[k] = outcome[0]
-                predictions[k] = 1 if outcome[0] >= 0.0 else -1
-                updated = updated or bool(outcome[2])
-                if k == chosen:
-                    lead = outcome
-        score = float(lead[0])
+        out = self._outcomes
+        self._steps.step(self.members, kernels, label, out)
+        scores = out.scores
+        predictions = np.where(scores >= 0.0, 1, -1).astype(np.int8)
+        score = float(scores[chosen])
         if self.selection == "hedge":
             score = float(self._hedge(predictions[None, :], scores[None, :], np.array([label]))[0])
         self._leader = None
         self._tally.record_label(predictions, label)
-        return UpdateInfo(score, float(lead[1]), updated, float(lead[3]))
+        return UpdateInfo(score, float(out.losses[chosen]), bool(out.updated.any()), float(out.rhos[chosen]))
 
     def _hedge(self, predictions: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The scores before each label; the weights and the thresholds learn them (the class counts
