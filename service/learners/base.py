@@ -100,7 +100,7 @@ from . import driver
 from .driver import NoParams, RhoConfig, RhoMode
 from .errors import InvalidInput, InvalidParameter
 from .inputs import SparseVector, canonical, read_only, with_intercept
-from .interface import LearnerInterface
+from .interface import LearnerInterface, bump_state_epoch
 from .params import COMMON_PARAMS as COMMON_PARAMS
 from .params import COST_PARAMS as COST_PARAMS
 from .params import _real as _real
@@ -225,6 +225,7 @@ class Learner(LearnerInterface):
     def _st(self, record: Any) -> None:
         self._record = record
         self._flat = tuple(record)
+        bump_state_epoch()
 
     # --- what subclasses provide ---------------------------------------------------------
 

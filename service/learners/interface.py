@@ -19,6 +19,23 @@ from .errors import StateBorrowed
 from .inputs import SparseVector
 from .migration import FeatureMigration, migrate
 
+_state_epoch = 0
+
+
+def state_epoch() -> int:
+    """A count, for the whole process, of the events that can give a learner other arrays or lend
+    its arrays out: a new state record (:attr:`service.learners.base.Learner._st`, set when a
+    learner is made, loads a state or grows) and a borrow taken or given back. A cache that holds
+    learners' arrays (the ensemble's typed lists of its members' records,
+    :mod:`service.learners.member_steps`) is current while the count has not moved."""
+    return _state_epoch
+
+
+def bump_state_epoch() -> None:
+    """Note one such event (see :func:`state_epoch`)."""
+    global _state_epoch
+    _state_epoch += 1
+
 
 class LearnerInterface(abc.ABC):
     """What the service needs of a learner (see :mod:`service.learners.base`)."""
@@ -26,8 +43,17 @@ class LearnerInterface(abc.ABC):
     n_features: int
     algorithm: str
     """The registry name (``"auto:<name>"`` for the ensemble)."""
-    _borrows: int = 0
-    """Borrows of the state in progress (:meth:`borrowed_state`); while > 0 nothing may change it."""
+
+    @property
+    def _borrows(self) -> int:
+        """Borrows of the state in progress (:meth:`borrowed_state`); while > 0 nothing may change it."""
+        count: int = getattr(self, "_borrow_count", 0)
+        return count
+
+    @_borrows.setter
+    def _borrows(self, count: int) -> None:
+        self._borrow_count = count
+        bump_state_epoch()
 
     @property
     @abc.abstractmethod

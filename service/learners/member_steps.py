@@ -8,29 +8,33 @@ unboxing the member's arrays. :class:`MemberSteps` steps the members of one clas
 form together, through the class's :attr:`~service.learners.driver.Entries.learn_many`: a typed list
 of their ``(arrays, params, rho)`` records, which holds the members' own arrays (the steps change
 them in place, as each member's own call does), is built once
-(:func:`~service.learners.driver.learner_group`) and reused while every member keeps the same
-records; a member whose state was replaced (``load_state``) or a roster that changed makes it build
-the list again. The steps are :func:`~service.learners.driver.learn_one`'s, in member order, on the
-same vector: the same bits as one call per member. Members of other classes (the forest, the nearest
+(:func:`~service.learners.driver.learner_group`) and reused while the roster and the process's
+:func:`~service.learners.interface.state_epoch` stay as they were: a member made, loading a state
+or growing, or a borrow taken or given back, makes it build the list again. The steps are
+:func:`~service.learners.driver.learn_one`'s, in member order, on the same vector: the same bits as
+one call per member. Members of other classes (the forest, the nearest
 neighbours) and a group whose records are not of one type step on their own.
 
-Like :class:`~service.learners.vote.MemberScores`, this holds positions only, never members: the
-ensemble passes its current members on each call.
+Like :class:`~service.learners.vote.MemberScores`, this holds positions, not members: the ensemble
+passes its current members on each call (a group keeps the roster it was built from only to see
+that it is still the same).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import is_
 from typing import Any, NamedTuple
 
-import numba
 import numpy as np
 
 from .base import Learner
 from .driver import learner_group
 from .first_order import LINEAR_SCORES_WIDTH
 from .inputs import SparseVector
+from .interface import state_epoch
+
+Record = tuple[tuple[np.ndarray, ...], tuple[Any, ...], tuple[Any, ...]]
+"""A member's ``(arrays, params, rho)``: the plain tuples its own kernel calls take."""
 
 GROUP_WIDTH = LINEAR_SCORES_WIDTH
 """The records one :func:`~service.learners.driver.learner_group` call takes (padded): one tuple
@@ -56,19 +60,19 @@ class Outcomes(NamedTuple):
 
 class _Group:
     """One compiled call: members ``ks`` (one class, one input form), and the typed list of their
-    records with the members and state tuples it was built from (``group`` None: not built yet, or
-    ``uniform`` false: the records are not of one numba type)."""
+    records with what it was built from: the roster (the sequence of members) and the
+    :func:`~service.learners.interface.state_epoch` then (``epoch`` -1: not built; ``group`` None
+    once built: the records are not of one numba type)."""
 
-    __slots__ = ("at", "flats", "form", "group", "ks", "members", "uniform")
+    __slots__ = ("at", "epoch", "form", "group", "ks", "source")
 
     def __init__(self, form: str, ks: list[int]) -> None:
         self.form = form
         self.ks = ks
         self.at = np.array(ks, dtype=np.int64)
-        self.members: list[Learner] = []
-        self.flats: list[tuple[np.ndarray, ...]] = []
+        self.source: Sequence[Learner] | None = None
+        self.epoch = -1
         self.group: Any = None
-        self.uniform = True
 
     def __getstate__(self) -> tuple[str, list[int]]:
         """A copy (pickle, deepcopy) keeps the positions only: its typed list, which holds the
@@ -129,23 +133,34 @@ class MemberSteps:
 
     @staticmethod
     def _group_of(g: _Group, members: Sequence[Learner]) -> Any:
-        """The typed list of ``g``'s members' records, built again when a member or its state tuple
-        changed (a member's params and rho records are fixed when it is made); None when the
-        records are not of one numba type. Refuses, as each member's own step would, when a
-        member's state is borrowed."""
+        """The typed list of ``g``'s members' records, built again once the roster or the state
+        epoch moved (a member made, loading a state or growing; a borrow taken or given back);
+        None when the records are not of one numba type. Refuses, as each member's own step
+        would, when a member's state is borrowed."""
+        epoch = state_epoch()
+        if g.epoch == epoch and g.source is members:
+            return g.group
         ms = [members[k] for k in g.ks]
         for m in ms:
-            if m._borrows:
-                m._refuse_if_borrowed()
-        flats = [m._flat for m in ms]
-        if len(ms) == len(g.members) and all(map(is_, ms, g.members)) and all(map(is_, flats, g.flats)):
-            return g.group if g.uniform else None
-        g.members, g.flats = ms, flats
-        records = [(m._flat, m._flat_params, m._flat_rho) for m in ms]
-        g.uniform = len({numba.typeof(record) for record in records}) == 1
-        if not g.uniform:
+            m._refuse_if_borrowed()
+        records: list[Record] = [(m._flat, m._flat_params, m._flat_rho) for m in ms]
+        if len({_numba_type_key(record) for record in records}) == 1:
+            padded = tuple(records) + (records[0],) * (GROUP_WIDTH - len(records))
+            g.group = learner_group(padded, len(records))
+        else:
             g.group = None
-            return None
-        padded = tuple(records) + (records[0],) * (GROUP_WIDTH - len(records))
-        g.group = learner_group(padded, len(records))
+        g.source, g.epoch = members, epoch
         return g.group
+
+
+def _numba_type_key(record: Record) -> tuple[Any, ...]:
+    """What numba's type of a record depends on (each array's dtype, dimensions, layout, writability
+    and alignment; each scalar's Python type), read in microseconds where ``numba.typeof`` of a
+    tuple takes about a hundred: records with one key are of one numba type (a float and a numpy
+    float64 get two keys though numba types both alike, which only sends such a group one by one)."""
+    arrays, params, rho = record
+    flags = tuple(
+        (a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable, a.flags.aligned)
+        for a in arrays
+    )
+    return flags, tuple(map(type, params)), tuple(map(type, rho))

@@ -107,13 +107,19 @@ def test_groups_are_a_class_and_a_form_at_most_group_width_wide() -> None:
 
 
 def test_a_borrowed_member_refuses_the_round_before_any_member_steps() -> None:
-    learner = built("wide")
-    X, y = sparse_stream(2, 80, density=0.2, seed=1)
-    learner.learn(X[0], int(y[0]))
+    """A borrow taken after the group was built still refuses the round (nothing stepped), and once
+    it is given back the rounds go on as a learner's that was never lent."""
+    learner, twin = built("wide"), built("wide")
+    X, y = sparse_stream(3, 80, density=0.2, seed=1)
+    for one in (learner, twin):
+        one.learn(X[0], int(y[0]))
     before = copy.deepcopy(learner.members)
     with learner.members[3].borrowed_state(), pytest.raises(StateBorrowed):
         learner.learn(X[1], int(y[1]))
     assert_same_members(learner.members, before)
+    for i in (1, 2):
+        assert learner.learn(X[i], int(y[i])) == twin.learn(X[i], int(y[i]))
+    assert_same_members(learner.members, twin.members)
 
 
 def test_records_not_of_one_type_step_one_by_one_with_the_same_bits() -> None:
@@ -132,7 +138,7 @@ def test_records_not_of_one_type_step_one_by_one_with_the_same_bits() -> None:
         expected = one_by_one(reference, kernels, learner.member_forms, int(y[i]))
         for got, want in zip(out, expected, strict=True):
             assert np.array_equal(got, want, equal_nan=True)
-    assert not learner._steps._groups[0].uniform
+    assert learner._steps._groups[0].group is None
     assert_same_members(learner.members, reference)
 
 
