@@ -1,5 +1,5 @@
-"""``python -m bench.forest`` writes its section: river's AMF named as the baseline, speed-ups and
-quality with their range."""
+"""``python -m bench.forest`` writes its section: river's AMF named as the baseline, speed-ups, the
+default model's cost per label against river's AMF, and quality, each with its range."""
 
 from __future__ import annotations
 
@@ -16,4 +16,5 @@ def test_the_section_names_the_baseline_and_gives_speed_ups_with_their_range(tmp
     assert text is not None and "Baseline: river's `forest.AMFClassifier(n_estimators=10)`" in text
     rows = [line for line in text.splitlines() if line.startswith("| phishing") or line.startswith("| norm")]
     assert len(rows) == 2
-    assert all(r.count("x [") == 0 and r.count("]x") == 2 and r.count(" to ") == 10 for r in rows)
+    assert "| defaults µs/label | defaults / river |" in text
+    assert all(r.count("x [") == 0 and r.count("]x") == 3 and r.count(" to ") == 11 for r in rows)

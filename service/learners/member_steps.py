@@ -13,7 +13,9 @@ them in place, as each member's own call does), is built once
 or growing, or a borrow taken or given back, makes it build the list again. The steps are
 :func:`~service.learners.driver.learn_one`'s, in member order, on the same vector: the same bits as
 one call per member. Members of other classes (the forest, the nearest
-neighbours) and a group whose records are not of one type step on their own.
+neighbours), a group whose records are not of one type, and a read-only kernel vector (the raw
+input taken as it is: a label log's example without an intercept) step a call each, so that the
+grouped step has one compiled specialisation per class: writable vectors.
 
 Like :class:`~service.learners.vote.MemberScores`, this holds positions, not members: the ensemble
 passes its current members on each call (a group keeps the roster it was built from only to see
@@ -115,9 +117,11 @@ class MemberSteps:
         grouped members a call per group, then the others (``learn_kernel`` when their round is the
         contract's own, else ``learn_checked``)."""
         for g in self._groups:
-            group = self._group_of(g, members)
             idx, val = kernels[g.form]
-            if group is None:  # records of more than one type: one call each
+            # one compiled specialisation per class: a form's kernel vector is a fresh array but for
+            # a read-only view taken as it is (raw input, no intercept), which steps a call each
+            group = self._group_of(g, members) if idx.flags.writeable and val.flags.writeable else None
+            if group is None:  # records of more than one type, or a read-only vector: one call each
                 for k in g.ks:
                     out.put(k, members[k].learn_kernel((idx, val), label))
                 continue

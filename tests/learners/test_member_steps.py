@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.learners import EtaGrid
-from service.learners.base import Learner
+from service.learners.base import Learner, read_only
 from service.learners.errors import StateBorrowed
 from service.learners.inputs import canonical
 from service.learners.member_steps import GROUP_WIDTH, MemberSteps, Outcomes
@@ -158,4 +158,22 @@ def test_a_copy_steps_its_own_members() -> None:
         assert_same_members(learner.members, frozen)
     for i in range(20, 40):
         learner.learn(X[i], int(y[i]))
+    assert_same_members(learner.members, twin.members)
+
+
+def test_a_read_only_vector_steps_a_call_each_with_the_same_bits() -> None:
+    """The raw input without an intercept reaches the members as it is, read-only when it is a label
+    log's example: the group steps a call each (the grouped step is compiled for writable vectors
+    only), the same rounds as a writable copy stepped together."""
+    config = ModelConfig(n_features=80, normalize="none", fit_intercept=False)
+    learner, twin = config.build_learner(), config.build_learner()
+    assert isinstance(learner, EtaGrid) and isinstance(twin, EtaGrid)
+    assert set(learner.member_forms) == {"raw"} and len(learner._steps._groups) == 1
+    X, y = sparse_stream(30, 80, density=0.2, seed=4)
+    for i in range(30):
+        idx, val = canonical(X[i], 80)
+        frozen = (read_only(idx), read_only(val))
+        assert learner.learn_unchecked(frozen, int(y[i])) == twin.learn_unchecked((idx, val), int(y[i]))
+    assert learner._steps._groups[0].epoch == -1  # never built: every round stepped a call each
+    assert twin._steps._groups[0].group is not None
     assert_same_members(learner.members, twin.members)
