@@ -477,6 +477,7 @@ class EtaGrid(LearnerInterface):
         for clone, k in zip(clones, range(len(clones)), strict=True):
             clone.load_state(members[str(k)])  # validates before anything is replaced
         self.members = clones
+        self._steps.forget()  # the old members' arrays go now, not at the next label
         if self.selection == "hedge":
             self._vote_state.load(arrays)
             del arrays["hedge_log_w"], arrays["hedge_threshold_mistakes"]

@@ -110,6 +110,12 @@ class MemberSteps:
                     self._groups.append(_Group(form, chunk))
         self.alone.sort()
 
+    def forget(self) -> None:
+        """Drop every group's typed list (and with it the arrays it holds): the roster was replaced,
+        whose arrays would otherwise stay alive until the next label."""
+        for g in self._groups:
+            g.__setstate__(g.__getstate__())
+
     def step(
         self, members: Sequence[Learner], kernels: dict[str, SparseVector], label: int, out: Outcomes
     ) -> None:

@@ -89,8 +89,11 @@ def test_a_group_is_built_again_once_a_member_state_is_replaced() -> None:
     X, y = sparse_stream(60, 80, density=0.2, seed=5)
     for i in range(30):
         learner.learn(X[i], int(y[i]))
-    twin.load_state(learner.to_state())  # new arrays for every member of the twin
+    twin.learn(X[0], int(y[0]))
     group = twin._steps._groups[0].group
+    assert group is not None
+    twin.load_state(learner.to_state())  # new arrays for every member of the twin
+    assert twin._steps._groups[0].group is None  # the old arrays are let go at once
     for i in range(30, 60):
         assert learner.learn(X[i], int(y[i])) == twin.learn(X[i], int(y[i]))
     assert twin._steps._groups[0].group is not group
