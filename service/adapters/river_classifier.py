@@ -41,10 +41,15 @@ Every other parameter is a field of the service's model configuration
 from __future__ import annotations
 
 import bisect
+import gc
+import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numba.core.dispatcher import Dispatcher
+from numba.typed import List as TypedList
 from river import base
 
 from ..features import FeatureRegistry, FeatureSpace
@@ -153,6 +158,34 @@ class ACOGClassifier(base.Classifier):
                 self._learn_fast = learner.learn_kernel
             if type(learner).score_checked is Learner.score_checked and learner.kernels[0] is linear_score:
                 self._weights = learner.live_weights
+
+    @property
+    def _raw_memory_usage(self) -> int:
+        """The bytes this model holds (river's ``_memory_usage`` reads it): river's own walk of the
+        object graph (``sys.getsizeof`` of every object reached through ``gc.get_referents``, and
+        every numpy array's buffer), except that it does not enter numba's compiled kernels and
+        typed lists. A kernel belongs to the process, shared by every model, and reaches the whole of
+        numba's JIT engine, whose weak proxies to freed LLVM modules the walk cannot even test; a
+        typed list holds learners' own arrays, counted where the learners hold them."""
+        stops = (type, types.ModuleType, types.FunctionType, Dispatcher, TypedList)
+        seen: set[int] = set()
+        size = 0
+        pending: list[Any] = [self]
+        while pending:
+            step: list[Any] = []
+            for obj in pending:
+                try:
+                    if isinstance(obj, stops) or id(obj) in seen:
+                        continue
+                except ReferenceError:  # a weak proxy whose object is gone: nothing to count
+                    continue
+                seen.add(id(obj))
+                size += sys.getsizeof(obj)
+                if isinstance(obj, np.ndarray):
+                    size += obj.nbytes
+                step.append(obj)
+            pending = gc.get_referents(*step)
+        return size
 
     @property
     def registry(self) -> list[str]:

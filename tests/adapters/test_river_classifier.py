@@ -237,3 +237,15 @@ def test_a_row_read_in_between_does_not_change_the_row_learned(params: dict[str,
     for name, array in plain.learner.to_state().items():
         if isinstance(array, np.ndarray):
             assert array.tobytes() == interleaved.learner.to_state()[name].tobytes(), name
+
+
+def test_memory_usage_is_the_models_own_not_numbas() -> None:
+    """river's ``_memory_usage`` walks the object graph; ours stops at numba's compiled kernels and
+    typed lists (shared by the process, or holding arrays counted where the learners hold them),
+    which would otherwise add the whole JIT engine and its weak proxies to freed LLVM modules."""
+    model = ACOGClassifier(max_features=9, algorithm="arow")
+    for x, y in datasets.Phishing().take(200):
+        model.learn_one(x, y)
+    usage = model._raw_memory_usage
+    assert model.learner.state_nbytes() < usage < 1_000_000
+    assert model._memory_usage.endswith("KiB")

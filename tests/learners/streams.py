@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from service.learners import ALGORITHMS, OnlineLearner, create
+from service.learners import ALGORITHMS, EtaGrid, OnlineLearner, create
+from service.model_config import ModelConfig
 
 NAMES = sorted(ALGORITHMS)
 
@@ -127,3 +128,23 @@ def arrays_of(state: Any) -> list[np.ndarray]:
     if isinstance(state, dict):
         return [arr for value in state.values() for arr in arrays_of(value)]
     return [state] if isinstance(state, np.ndarray) else []
+
+
+DEFAULT_ROSTERS: dict[str, dict[str, Any]] = {
+    # d = 6: linear and quadratic over L2 and standardised input, the forest, the nearest neighbours
+    "every family": {"n_features": 6},
+    # nine rates and both losses: 18 linear members over one input, two calls (16 and 2)
+    "more than one call": {"n_features": 80, "eta_grid": [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000]},
+    # above d = 64: ten linear members over the L2 form alone, voted in one compiled call (l2_vote)
+    "wide, one call": {"n_features": 80},
+    "cost": {"n_features": 12, "objective": "cost"},
+    "no intercept": {"n_features": 9, "fit_intercept": False},
+}
+"""Default models (``ModelConfig``) whose ensembles differ in how their members are called."""
+
+
+def default_roster(name: str) -> EtaGrid:
+    """The default learner of :data:`DEFAULT_ROSTERS` ``name``."""
+    learner = ModelConfig(**DEFAULT_ROSTERS[name]).build_learner()
+    assert isinstance(learner, EtaGrid)
+    return learner

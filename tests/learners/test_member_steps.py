@@ -24,23 +24,10 @@ from service.learners.inputs import canonical
 from service.learners.member_steps import GROUP_WIDTH, MemberSteps, Outcomes
 from service.model_config import ModelConfig
 
-from .streams import sparse_stream
+from .streams import DEFAULT_ROSTERS, default_roster, sparse_stream
 
-ROSTERS: dict[str, dict[str, Any]] = {
-    # d = 6: linear and quadratic over L2 and standardised input, the forest, the nearest neighbours
-    "every family": {"n_features": 6},
-    # nine rates and both losses: 18 linear members over one input, two groups (16 and 2)
-    "more than one group": {"n_features": 80, "eta_grid": [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000]},
-    "wide": {"n_features": 80},
-    "cost": {"n_features": 12, "objective": "cost"},
-    "no intercept": {"n_features": 9, "fit_intercept": False},
-}
-
-
-def built(roster: str) -> EtaGrid:
-    learner = ModelConfig(**ROSTERS[roster]).build_learner()
-    assert isinstance(learner, EtaGrid)
-    return learner
+ROSTERS = DEFAULT_ROSTERS
+built = default_roster
 
 
 def one_by_one(members: list[Learner], kernels: dict[str, Any], forms: list[str], label: int) -> Outcomes:
@@ -85,7 +72,7 @@ def test_grouped_steps_give_every_member_the_bits_of_its_own_round(
 
 def test_a_group_is_built_again_once_a_member_state_is_replaced() -> None:
     """``load_state`` gives a member new arrays: the next round steps those, not the old ones."""
-    learner, twin = built("wide"), built("wide")
+    learner, twin = built("wide, one call"), built("wide, one call")
     X, y = sparse_stream(60, 80, density=0.2, seed=5)
     for i in range(30):
         learner.learn(X[i], int(y[i]))
@@ -102,7 +89,7 @@ def test_a_group_is_built_again_once_a_member_state_is_replaced() -> None:
 
 
 def test_groups_are_a_class_and_a_form_at_most_group_width_wide() -> None:
-    learner = built("more than one group")
+    learner = built("more than one call")
     steps = learner._steps
     assert [len(g.ks) for g in steps._groups] == [GROUP_WIDTH, 18 - GROUP_WIDTH]
     for g in steps._groups:
@@ -112,7 +99,7 @@ def test_groups_are_a_class_and_a_form_at_most_group_width_wide() -> None:
 def test_a_borrowed_member_refuses_the_round_before_any_member_steps() -> None:
     """A borrow taken after the group was built still refuses the round (nothing stepped), and once
     it is given back the rounds go on as a learner's that was never lent."""
-    learner, twin = built("wide"), built("wide")
+    learner, twin = built("wide, one call"), built("wide, one call")
     X, y = sparse_stream(3, 80, density=0.2, seed=1)
     for one in (learner, twin):
         one.learn(X[0], int(y[0]))
@@ -128,7 +115,7 @@ def test_a_borrowed_member_refuses_the_round_before_any_member_steps() -> None:
 def test_records_not_of_one_type_step_one_by_one_with_the_same_bits() -> None:
     """A member whose params record differs in type from its group's (an int where the others hold a
     float) cannot share the typed list: its group steps a call each, the same rounds."""
-    learner = built("wide")
+    learner = built("wide, one call")
     odd = learner.members[2]
     assert odd._flat_params[0] == 3.0  # eta
     odd._flat_params = (3, *odd._flat_params[1:])
@@ -150,7 +137,7 @@ def test_a_copy_steps_its_own_members() -> None:
     builds its own, and learning on the copy changes nothing of the original."""
     import pickle
 
-    learner = built("wide")
+    learner = built("wide, one call")
     X, y = sparse_stream(40, 80, density=0.2, seed=7)
     for i in range(20):
         learner.learn(X[i], int(y[i]))

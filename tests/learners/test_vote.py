@@ -20,26 +20,11 @@ from service.learners.first_order import LINEAR_SCORES_WIDTH, linear_scores
 from service.learners.hedge import hedge_vote
 from service.learners.inputs import canonical
 from service.learners.migration import FeatureMigration, migrate
-from service.model_config import ModelConfig
 
-from .streams import sparse_stream
+from .streams import DEFAULT_ROSTERS, default_roster, sparse_stream
 
-ROSTERS: dict[str, dict[str, Any]] = {
-    # d = 6: linear and quadratic over L2 and standardised input, the forest, the nearest neighbours
-    "every family": {"n_features": 6},
-    # nine rates and both losses: 18 linear members over one input, two calls (16 and 2)
-    "more than one call": {"n_features": 80, "eta_grid": [0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000]},
-    # above d = 64: ten linear members over the L2 form alone, voted in one compiled call (l2_vote)
-    "wide, one call": {"n_features": 80},
-    "cost": {"n_features": 12, "objective": "cost"},
-    "no intercept": {"n_features": 9, "fit_intercept": False},
-}
-
-
-def built(roster: str) -> EtaGrid:
-    learner = ModelConfig(**ROSTERS[roster]).build_learner()
-    assert isinstance(learner, EtaGrid)
-    return learner
+ROSTERS = DEFAULT_ROSTERS
+built = default_roster
 
 
 def reference_row(learner: EtaGrid, vector: Any) -> np.ndarray:
