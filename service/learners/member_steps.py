@@ -72,6 +72,10 @@ class _Group:
         self.form = form
         self.ks = ks
         self.at = np.array(ks, dtype=np.int64)
+        self.reset()
+
+    def reset(self) -> None:
+        """Not built: the next round builds the typed list."""
         self.source: Sequence[Learner] | None = None
         self.epoch = -1
         self.group: Any = None
@@ -90,22 +94,20 @@ class MemberSteps:
 
     def __init__(self, members: Sequence[Learner], forms: Sequence[str]) -> None:
         by_class: dict[tuple[str, type], list[int]] = {}
-        self.alone: list[tuple[int, str]] = []
-        """The members that step on their own, with their input forms."""
+        self.alone: list[tuple[int, str, bool]] = []
+        """The members that step on their own: position, input form, and whether their round is the
+        contract's own (stepped by ``learn_kernel``, else by their ``learn_checked``)."""
         for k, (member, form) in enumerate(zip(members, forms, strict=True)):
             if type(member).learn_checked is Learner.learn_checked:  # the contract's own round
                 by_class.setdefault((form, type(member)), []).append(k)
             else:
-                self.alone.append((k, form))
+                self.alone.append((k, form, False))
         self._groups: list[_Group] = []
         for (form, _), ks in by_class.items():
-            if len(ks) == 1:
-                self.alone.append((ks[0], form))
-                continue
             for i in range(0, len(ks), GROUP_WIDTH):
                 chunk = ks[i : i + GROUP_WIDTH]
                 if len(chunk) == 1:
-                    self.alone.append((chunk[0], form))
+                    self.alone.append((chunk[0], form, True))
                 else:
                     self._groups.append(_Group(form, chunk))
         self.alone.sort()
@@ -114,7 +116,7 @@ class MemberSteps:
         """Drop every group's typed list (and with it the arrays it holds): the roster was replaced,
         whose arrays would otherwise stay alive until the next label."""
         for g in self._groups:
-            g.__setstate__(g.__getstate__())
+            g.reset()
 
     def step(
         self, members: Sequence[Learner], kernels: dict[str, SparseVector], label: int, out: Outcomes
@@ -133,9 +135,9 @@ class MemberSteps:
                 continue
             entry = members[g.ks[0]]._entries.learn_many
             entry(group, idx, val, label, g.at, out.scores, out.losses, out.updated, out.rhos)
-        for k, form in self.alone:
+        for k, form, own_round in self.alone:
             member = members[k]
-            if type(member).learn_checked is Learner.learn_checked:
+            if own_round:
                 out.put(k, member.learn_kernel(kernels[form], label))
             else:
                 info = member.learn_checked(kernels[form], label)
