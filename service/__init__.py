@@ -9,6 +9,7 @@ Layers (imports point down only):
 - ``service.learners`` pure maths, no I/O: a library of numpy, numba and scipy only
 - ``service.client``   the Python client (httpx, websockets, pydantic; also its own distribution)
 - ``service.jit_cache`` the kernels' numba decorator; each entry point configures its disk cache
+- ``service.ws_protocol`` uvicorn's WebSocket protocol, the writes of one loop iteration as one
 - ``service.measures`` running cost-sensitive measures
 - ``service.features`` request bodies to vectors (dense, sparse, named)
 - ``model_store``      every byte that leaves the process

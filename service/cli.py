@@ -80,7 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
         "ws_max_size": 4 * settings.ws_max_message_bytes,
         "ws_per_message_deflate": settings.ws_compression,
         # uvicorn's sans-I/O WebSocket protocol, its replies of one loop iteration in one write
-        "ws": "service.api.ws_protocol:CoalescingWebSockets",
+        "ws": "service.ws_protocol:CoalescingWebSockets",
         "timeout_graceful_shutdown": 20,
         "log_config": LOGGING,
     }

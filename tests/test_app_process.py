@@ -1,5 +1,5 @@
 """Process-wide choices the app makes while it serves: FastAPI's OpenTelemetry hook, the GC, and the
-hot routes ahead of the middleware stack.
+hot routes and the socket ahead of the middleware stack.
 
 All three were found with py-spy under single-/predict load (``python -m bench.service_load``): the
 per-request OpenTelemetry provider lookup, CPython's default garbage-collector thresholds, and the
@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import json
 from pathlib import Path
 
 import httpx
 import pytest
 import redis
 from pydantic import BaseModel
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from service.api.app import GC_THRESHOLDS, create_app
 from service.api.hot import ServiceApp
@@ -83,6 +84,49 @@ async def test_hot_routes_skip_the_middleware_stack_once_the_service_serves(
     assert missing.status_code == 404 and missing.json()["detail"][0]["loc"] == ["body", "model"]
     assert health.status_code == 200
     assert paths == ["/healthz"]  # /predict never reached the stack
+
+
+async def test_the_socket_skips_the_middleware_stack_once_the_service_serves(
+    redis_url: str, tmp_path: Path
+) -> None:
+    app = create_app(settings(redis_url, tmp_path))
+    incoming: asyncio.Queue[Message] = asyncio.Queue()
+    sent: list[Message] = []
+    predict = {"type": "predict", "id": 7, "model": "absent", "features": [1.0]}
+    for message in (
+        {"type": "websocket.connect"},
+        {"type": "websocket.receive", "text": json.dumps(predict)},
+        {"type": "websocket.receive", "text": "not json"},
+        {"type": "websocket.disconnect", "code": 1000},
+    ):
+        incoming.put_nowait(message)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b"", "subprotocols": []}
+    async with app.router.lifespan_context(app):
+        await _serving(app)
+        stack = app.build_middleware_stack()
+        reached: list[str] = []
+
+        async def counted(scope: Scope, receive: Receive, send: Send) -> None:
+            reached.append(scope["path"])
+            await stack(scope, receive, send)
+
+        app.middleware_stack = counted
+        await asyncio.wait_for(app(scope, incoming.get, send), 30)
+    assert reached == []  # the socket never reached the stack
+    assert sent[0] == {"type": "websocket.accept"}
+    refused, unreadable = (json.loads(m["text"]) for m in sent[1:])
+    assert (refused["id"], refused["ok"], refused["status"]) == (7, False, 404)
+    assert refused["detail"][0]["loc"] == ["model"]
+    assert (unreadable["ok"], unreadable["status"], unreadable["detail"][0]["type"]) == (
+        False,
+        422,
+        "json_invalid",
+    )
+    assert len(sent) == 3
 
 
 async def test_an_unexpected_error_on_a_hot_route_is_a_plain_500_and_is_raised_on(

@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 from websockets.sync.client import connect
 
-from service.api.ws_protocol import CoalescingWebSockets, TickWriter
+from service.ws_protocol import CoalescingWebSockets, TickWriter
 
 from .support.private_redis import free_port
 

@@ -186,10 +186,17 @@ def create_app(settings: Settings | None = None, *, listen_while_starting: bool 
     errors.install(app)
     app.add_middleware(RequestTimer, telemetry=telemetry)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    # /predict and /feedback skip the stack above (see service.api.hot). Until the models serve,
-    # StartingGuard (outermost) answers them with its 503 as it answers every route; once they
-    # serve, they skip the whole stack, unless FastAPI's OpenTelemetry is to see every request
-    hot = HotRoutes([predict.ROUTE, feedback.ROUTE], keys, telemetry, settings.max_body_bytes)
+    # /predict, /feedback and the /ws socket skip the stack above (see service.api.hot). Until the
+    # models serve, StartingGuard (outermost) answers them with its 503 (a socket: 1013) as it answers
+    # every route; once they serve, they skip the whole stack, unless FastAPI's OpenTelemetry is to
+    # see every request
+    hot = HotRoutes(
+        [predict.ROUTE, feedback.ROUTE],
+        keys,
+        telemetry,
+        settings.max_body_bytes,
+        sockets={"/ws": ws.serve_socket},
+    )
     app.add_middleware(HotPath, hot=hot)
     app.add_middleware(StartingGuard, progress=progress)
     if not settings.opentelemetry:

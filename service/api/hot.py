@@ -16,7 +16,10 @@ the reply model checked and serialised) and the middleware stack it cost several
 
 Once the service serves, :class:`ServiceApp` hands these requests to :class:`HotRoutes` before
 FastAPI's middleware stack (its error middleware, body limit and telemetry check, and our start
-guard, each a layer of calls on every request). Until then, and when
+guard, each a layer of calls on every request), and the ``/ws`` socket to its plain-ASGI handler
+(:func:`service.api.ws.serve_socket`), which then reads and answers every message with the server's
+own ``receive`` and ``send`` (through the stack, two layers of exception handling wrap every
+``send``, and Starlette's socket checks its state on every call). Until then, and when
 FastAPI's OpenTelemetry is on (its middleware then sees every request), :class:`HotPath` serves
 them from inside the stack, under the start guard.
 
@@ -155,8 +158,16 @@ def decode(adapter: TypeAdapter[Any], body: bytes, content_type: bytes | None) -
 class HotRoutes:
     """Serves the :class:`HotRoute` s by path; see the module docstring."""
 
-    def __init__(self, routes: list[HotRoute], keys: Keys, telemetry: Telemetry, max_bytes: int) -> None:
+    def __init__(
+        self,
+        routes: list[HotRoute],
+        keys: Keys,
+        telemetry: Telemetry,
+        max_bytes: int,
+        sockets: dict[str, ASGIApp] | None = None,
+    ) -> None:
         self.routes = {route.path: route for route in routes}
+        self.sockets = sockets or {}
         self.keys = keys
         self.telemetry = telemetry
         self.max_bytes = max_bytes
@@ -166,6 +177,12 @@ class HotRoutes:
         if scope["type"] != "http" or scope["method"] != "POST":
             return None
         return self.routes.get(scope["path"])
+
+    def socket(self, scope: Scope) -> ASGIApp | None:
+        """The plain-ASGI handler of a WebSocket on one of the ``sockets`` paths, or None."""
+        if scope["type"] != "websocket":
+            return None
+        return self.sockets.get(scope["path"])
 
     async def serve(self, route: HotRoute, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one request to ``route``: the reply, or its refusal, is made first and sent in
@@ -287,8 +304,13 @@ class ServiceApp(FastAPI):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         hot, progress = self.hot, self.progress
-        if hot is not None and progress is not None and progress.serving and (route := hot.route(scope)):
-            scope["app"] = self  # what Starlette sets: engine_of reads the engine from it
-            await hot.serve(route, scope, receive, send)
-            return
+        if hot is not None and progress is not None and progress.serving:
+            if route := hot.route(scope):
+                scope["app"] = self  # what Starlette sets: engine_of reads the engine from it
+                await hot.serve(route, scope, receive, send)
+                return
+            if socket := hot.socket(scope):
+                scope["app"] = self
+                await socket(scope, receive, send)
+                return
         await super().__call__(scope, receive, send)

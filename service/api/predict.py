@@ -58,8 +58,9 @@ def finish_predict(engine: Engine, body: PredictRequest, scored: Scored) -> Pred
     predictions, stored = engine.finish_predict(scored)
     zero_one = bool(predictions) and engine.label_format(predictions[0].model) == "zero_one"
     negative: Literal[-1, 0] = 0 if zero_one else -1
+    # built by pydantic-core's validation (about 1 us), not model_construct (about 2 us of Python)
     out = [
-        PredictionOut.model_construct(
+        PredictionOut(
             prediction_id=p.prediction_id,
             label=1 if p.label == 1 else negative,
             score=p.score,
@@ -70,7 +71,7 @@ def finish_predict(engine: Engine, body: PredictRequest, scored: Scored) -> Pred
         )
         for p in predictions
     ]
-    return out[0] if body.features is not None else PredictBatchOut.model_construct(predictions=out)
+    return out[0] if body.features is not None else PredictBatchOut(predictions=out)
 
 
 ROUTE = HotRoute("/predict", TypeAdapter(PredictRequest), answer_predict, model_of)

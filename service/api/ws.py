@@ -29,8 +29,9 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, WebSocket
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from starlette.types import Receive, Scope, Send
 
 from model_store import StoreError
 
@@ -173,23 +174,35 @@ class _RateLimit:
 
 @router.websocket("/ws")
 async def stream(websocket: WebSocket) -> None:
-    engine = engine_of(websocket.scope)
-    settings: Settings = websocket.app.state.settings
-    keys: Keys = websocket.app.state.keys
-    allowed = keys.refusal(websocket.headers.get("authorization"), admin=False) is None
-    await websocket.accept()
+    """The socket through FastAPI's stack (before the service serves, and when its OpenTelemetry is
+    on): :func:`serve_socket` over Starlette's checked ``receive`` and ``send``."""
+    await serve_socket(websocket.scope, websocket.receive, websocket.send)
+
+
+async def serve_socket(scope: Scope, receive: Receive, send: Send) -> None:
+    """One socket's life, over plain ASGI: the handshake, the key check, then every message handled
+    and answered in order until the client leaves. Once the service serves,
+    :class:`~service.api.hot.ServiceApp` calls it ahead of FastAPI's stack, with the server's own
+    ``receive`` and ``send`` (no layer of calls per message)."""
+    engine = engine_of(scope)
+    state = scope["app"].state
+    settings: Settings = state.settings
+    keys: Keys = state.keys
+    authorization = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
+    allowed = keys.refusal(authorization, admin=False) is None
+    if (await receive())["type"] != "websocket.connect":
+        return
+    await send({"type": "websocket.accept"})
     if not allowed:  # closed before accept, uvicorn would refuse the handshake with a bare 403
-        await websocket.close(code=1008, reason="missing or unknown API key (Authorization: Bearer <key>)")
+        reason = "missing or unknown API key (Authorization: Bearer <key>)"
+        await send({"type": "websocket.close", "code": 1008, "reason": reason})
         return
     replies: asyncio.Queue[tuple[Any, Any, Pending] | None] = asyncio.Queue(settings.ws_queue_size)
-    sender = asyncio.create_task(_send_in_order(engine, websocket, replies))
+    sender = asyncio.create_task(_send_in_order(engine, send, replies))
     limit = _RateLimit(settings.ws_max_messages_per_second)
     try:
-        while True:
-            text = await _receive_text(websocket)
+        while (text := await _receive_text(receive)) is not None:
             await replies.put(_dispatch(engine, settings, limit, text))
-    except WebSocketDisconnect:
-        pass
     finally:
         with contextlib.suppress(asyncio.QueueFull):
             replies.put_nowait(None)
@@ -247,17 +260,18 @@ def _ids(message: Any) -> tuple[Any, Any]:
     return None, None
 
 
-async def _receive_text(websocket: WebSocket) -> str:
-    message = await websocket.receive()
-    if message["type"] == "websocket.disconnect":
-        raise WebSocketDisconnect(message.get("code", 1000))
+async def _receive_text(receive: Receive) -> str | None:
+    """The next message's text (a binary message decoded as UTF-8), or None once the client left."""
+    message = await receive()
+    if message["type"] != "websocket.receive":
+        return None
     if message.get("text") is not None:
         return str(message["text"])
     return bytes(message.get("bytes") or b"").decode("utf-8", errors="replace")
 
 
 async def _send_in_order(
-    engine: Engine, websocket: WebSocket, replies: asyncio.Queue[tuple[Any, Any, Pending] | None]
+    engine: Engine, send: Send, replies: asyncio.Queue[tuple[Any, Any, Pending] | None]
 ) -> None:
     while (item := await replies.get()) is not None:
         message_id, kind, pending = item
@@ -273,9 +287,10 @@ async def _send_in_order(
             reply = _error(500, "server", f"internal error: {type(exc).__name__}", "internal")
         if isinstance(reply, str):  # the REST reply, serialised once
             head = f'{{"id": {_json(message_id)}, "type": {_json(kind)}'
-            await websocket.send_text(f'{head}, "ok": true, "status": 200, "result": {reply}}}')
+            text = f'{head}, "ok": true, "status": 200, "result": {reply}}}'
         else:
-            await websocket.send_text(json.dumps({"id": message_id, "type": kind, **reply}))
+            text = json.dumps({"id": message_id, "type": kind, **reply})
+        await send({"type": "websocket.send", "text": text})
 
 
 def _json(value: Any) -> str:
