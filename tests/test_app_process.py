@@ -64,20 +64,26 @@ async def _serving(app: ServiceApp) -> None:
     raise AssertionError("the app did not start serving")
 
 
+def _count_stack(app: ServiceApp) -> list[str]:
+    """The paths of the requests and sockets that reach the app's middleware stack from now on."""
+    stack = app.build_middleware_stack()
+    paths: list[str] = []
+
+    async def counted(scope: Scope, receive: Receive, send: Send) -> None:
+        paths.append(scope["path"])
+        await stack(scope, receive, send)
+
+    app.middleware_stack = counted
+    return paths
+
+
 async def test_hot_routes_skip_the_middleware_stack_once_the_service_serves(
     redis_url: str, tmp_path: Path
 ) -> None:
     app = create_app(settings(redis_url, tmp_path))
     async with app.router.lifespan_context(app):
         await _serving(app)
-        stack = app.build_middleware_stack()
-        paths: list[str] = []
-
-        async def counted(scope: Scope, receive: Receive, send: Send) -> None:
-            paths.append(scope["path"])
-            await stack(scope, receive, send)
-
-        app.middleware_stack = counted
+        paths = _count_stack(app)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://test") as client:
             missing = await client.post("/predict", json={"model": "absent", "features": [1.0]})
             health = await client.get("/healthz")
@@ -107,14 +113,7 @@ async def test_the_socket_skips_the_middleware_stack_once_the_service_serves(
     scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b"", "subprotocols": []}
     async with app.router.lifespan_context(app):
         await _serving(app)
-        stack = app.build_middleware_stack()
-        reached: list[str] = []
-
-        async def counted(scope: Scope, receive: Receive, send: Send) -> None:
-            reached.append(scope["path"])
-            await stack(scope, receive, send)
-
-        app.middleware_stack = counted
+        reached = _count_stack(app)
         await asyncio.wait_for(app(scope, incoming.get, send), 30)
     assert reached == []  # the socket never reached the stack
     assert sent[0] == {"type": "websocket.accept"}
