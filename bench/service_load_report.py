@@ -240,6 +240,13 @@ def report(r: dict[str, Any], command: str) -> str:
         "load: a goal above the no-op app's rate asks more than the server gives an app that does "
         "nothing.",
         "",
+        "The WebSocket rows run one socket with 64 messages in flight. The service answers them through "
+        "`service/ws_protocol.py`: the replies made in one iteration of the event loop leave in one "
+        "write, where uvicorn's own protocol makes a system call per reply. The no-op app runs uvicorn "
+        "as it comes. The load generator (Python) and Redis share the two cores with the service, so a "
+        "run's rate also depends on where the scheduler puts the three processes, which widens the "
+        "spread of these rows.",
+        "",
         "The open loop starts once Redis has rewritten its append-only file (`BGREWRITEAOF`, "
         f"{o['settle_seconds']:.1f} s in the median run) and has no fsync pending: the scenarios "
         "before it write about 100 MiB of pending predictions, and Redis's automatic rewrite, a fork "
