@@ -12,21 +12,29 @@ each connection carries one untimed request (so the server has accepted every co
 and every request's task exists (making them takes the client tens of milliseconds). The client
 runs uvloop's event loop when installed and makes no garbage collection while it measures
 (:func:`quiet_client`), so that its own pauses are not counted as the server's latency.
+
+The WebSocket generator keeps ``--window`` messages in flight on one socket and works the same
+way: its frames are built in advance and it reads the server's frames itself (:func:`websocket`),
+so that the client, which shares the machine with the server, takes little of it (a client
+library spent about as much CPU per message as the service did).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import gc
 import json
 import math
+import os
 import sys
 import time
 from urllib.parse import urlsplit
 
 import numpy as np
+from websockets.frames import Close, Frame, Opcode
 
 
 def percentiles(latencies: list[float]) -> dict[str, float]:
@@ -97,30 +105,91 @@ async def open_loop(url: str, path: str, bodies: list[bytes], rate: float, conne
     }
 
 
+def client_frame(opcode: Opcode, payload: bytes) -> bytes:
+    """One client frame as RFC 6455 puts it on the wire (final, masked), built by websockets."""
+    return Frame(opcode, payload).serialize(mask=True, extensions=[])
+
+
+class ServerFrames:
+    """The server's frames (final, unmasked, as a server sends them) cut out of the bytes read."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
+        """Append ``data``; the ``(opcode, payload)`` of every frame it completes, in order."""
+        buffer = self.buffer
+        buffer += data
+        frames, at, size = [], 0, len(buffer)
+        while size - at >= 2:
+            first, length, head = buffer[at], buffer[at + 1], 2
+            if length & 0x80 or not first & 0x80:
+                raise ConnectionError("a masked or fragmented frame from the server")
+            if length == 126:
+                length, head = int.from_bytes(buffer[at + 2 : at + 4], "big"), 4
+            elif length == 127:
+                length, head = int.from_bytes(buffer[at + 2 : at + 10], "big"), 10
+            if size - at < head + length:
+                break
+            frames.append((first & 0x0F, bytes(buffer[at + head : at + head + length])))
+            at += head + length
+        del buffer[:at]
+        return frames
+
+
 async def websocket(url: str, messages: list[str], window: int) -> dict:
-    import websockets
+    """Pipeline ``messages`` over one socket, at most ``window`` unanswered, and time each reply.
 
+    Like the HTTP generators, the client does as little as it can while the clock runs: every
+    message is a masked frame built before (:func:`client_frame`), the frames that refill the
+    window after a read go in one write, and the server's frames are cut out of the bytes read
+    (:class:`ServerFrames`); each reply is read with ``json.loads`` for its ``id`` and ``ok``.
+    A ping is answered with its pong; a close from the server ends the run with an error.
+    """
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    frames = [client_frame(Opcode.TEXT, m.encode()) for m in messages]
+    reader, writer = await asyncio.open_connection(host, port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    if head.split(b" ", 2)[1] != b"101":
+        raise ConnectionError(f"the server refused the WebSocket: {head.decode(errors='replace')}")
+    incoming = ServerFrames()
+    sent_at = [0.0] * len(frames)
     latencies: list[float] = []
-    sent_at: dict[int, float] = {}
-    errors = 0
-    async with websockets.connect(url, max_size=None) as ws:
-        in_flight = asyncio.Semaphore(window)
-
-        async def send_all() -> None:
-            for i, message in enumerate(messages):
-                await in_flight.acquire()
-                sent_at[i] = time.perf_counter()
-                await ws.send(message)
-
-        start = time.perf_counter()
-        sender = asyncio.create_task(send_all())
-        for _ in messages:
-            reply = json.loads(await ws.recv())
-            latencies.append(time.perf_counter() - sent_at[reply["id"]])
-            errors += not reply.get("ok")
-            in_flight.release()
-        await sender
-        elapsed = time.perf_counter() - start
+    errors = sent = received = 0
+    start = time.perf_counter()
+    while received < len(frames):
+        if sent < len(frames) and sent - received < window:  # refill the window, one write
+            upto = min(len(frames), received + window)
+            now = time.perf_counter()
+            for i in range(sent, upto):
+                sent_at[i] = now
+            writer.write(b"".join(frames[sent:upto]))
+            sent = upto
+        data = await reader.read(1 << 18)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        now = time.perf_counter()
+        for opcode, payload in incoming.feed(data):
+            if opcode == Opcode.TEXT.value:
+                reply = json.loads(payload)
+                latencies.append(now - sent_at[reply["id"]])
+                errors += not reply.get("ok")
+                received += 1
+            elif opcode == Opcode.PING.value:
+                writer.write(client_frame(Opcode.PONG, payload))
+            elif opcode == Opcode.CLOSE.value:
+                raise ConnectionError(f"the server closed the WebSocket: {payload!r}")
+    elapsed = time.perf_counter() - start
+    writer.write(client_frame(Opcode.CLOSE, Close(1000, "").serialize()))
+    with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+        await asyncio.wait_for(reader.read(), 5)  # the server's close, then its end of the stream
+    writer.close()
     return {
         "count": len(messages),
         "errors": errors,

@@ -243,9 +243,11 @@ def report(r: dict[str, Any], command: str) -> str:
         "The WebSocket rows run one socket with 64 messages in flight. The service answers them through "
         "`service/ws_protocol.py`: the replies made in one iteration of the event loop leave in one "
         "write, where uvicorn's own protocol makes a system call per reply. The no-op app runs uvicorn "
-        "as it comes. The load generator (Python) and Redis share the two cores with the service, so a "
-        "run's rate also depends on where the scheduler puts the three processes, which widens the "
-        "spread of these rows.",
+        "as it comes. The load generator builds its frames before the clock starts and cuts the "
+        "server's frames out of the stream itself (`bench/loadgen.py`), so that it takes little of "
+        "the two cores it shares with the service and Redis. With 64 messages in flight, a run's "
+        "rate is also bound by how long a batch of messages takes to come back, the pending write's "
+        "round trip to Redis included, and not only by the service's CPU time per message.",
         "",
         "The open loop starts once Redis has rewritten its append-only file (`BGREWRITEAOF`, "
         f"{o['settle_seconds']:.1f} s in the median run) and has no fsync pending: the scenarios "
