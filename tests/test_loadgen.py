@@ -1,21 +1,16 @@
 """The load generator's WebSocket client (bench/loadgen.py): the frames it cuts out of the stream are
-the server's, however the bytes arrive, and a run against a real server answers every message."""
+the server's, however the bytes arrive (a run against a real server: ``tests/test_noop_app.py``)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import random
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
 
-from bench.loadgen import ServerFrames, websocket
-from bench.service_load import Server, start_noop
+from bench.loadgen import ServerFrames
 
 KINDS = [Opcode.TEXT, Opcode.PING, Opcode.CLOSE]
 
@@ -50,20 +45,3 @@ def test_a_masked_frame_from_the_server_is_refused() -> None:
     masked = Frame(Opcode.TEXT, b"hello").serialize(mask=True, extensions=[])
     with pytest.raises(ConnectionError):
         ServerFrames().feed(masked)
-
-
-@pytest.fixture(scope="module")
-def noop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    server = start_noop("uvicorn", Path(tmp_path_factory.mktemp("noop")))
-    yield server
-    server.close()
-
-
-def test_a_run_answers_every_message_once(noop: Server) -> None:
-    messages = [
-        json.dumps({"type": "predict", "id": i, "model": "default", "features": [0.5] * (i % 300)})
-        for i in range(3000)
-    ]
-    result = asyncio.run(websocket(noop.ws_url, messages, window=64))
-    assert (result["count"], result["errors"]) == (3000, 0)
-    assert result["messages_per_second"] > 0 and result["p50"] <= result["max"]

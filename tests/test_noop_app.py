@@ -1,9 +1,11 @@
 """The service-load benchmark's baseline (bench/noop_app.py), served by uvicorn as the benchmark
 serves it, answers what the service answers, in the service's shapes: a comparison against it
-weighs the service's own work, not a thinner reply."""
+weighs the service's own work, not a thinner reply; and the load generator's WebSocket client
+(bench/loadgen.py) gets every answer from it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
+from bench.loadgen import websocket
 from bench.service_load import Server, start_noop
 from service.api.schemas import FeedbackOut, PredictionOut
 
@@ -50,3 +53,13 @@ def test_websocket_answers_each_message_in_the_service_envelope(noop: Server) ->
                 "status": 200,
             }
             assert set(reply["result"]) == set(PredictionOut.model_fields)
+
+
+def test_the_load_generators_websocket_run_answers_every_message_once(noop: Server) -> None:
+    messages = [
+        json.dumps({"type": "predict", "id": i, "model": "default", "features": [0.5] * (i % 300)})
+        for i in range(3000)
+    ]
+    result = asyncio.run(websocket(noop.ws_url, messages, window=64))
+    assert (result["count"], result["errors"]) == (3000, 0)
+    assert result["messages_per_second"] > 0 and result["p50"] <= result["max"]
