@@ -2,9 +2,9 @@
 
 A client that pipelines messages on ``/ws`` has many in flight, and the service answers each with a
 frame of its own. uvicorn hands every frame to the transport at once, and the event loop (uvloop or
-asyncio's) writes it at once: one ``send`` system call per reply. On loopback a 250-byte send costs
-about 4 us of CPU, where sixteen replies in one send cost about 0.35 us each; at 20,000 replies a
-second, that is the difference between a tenth of a core and almost nothing.
+asyncio's) writes it at once: one ``send`` system call per reply. A small send costs the kernel
+much the same whatever its size (on loopback, it also runs the receiving side's TCP), so replies
+that leave together cost a fraction of what they cost one by one.
 
 :class:`CoalescingWebSockets` is uvicorn's own sans-I/O WebSocket protocol
 (``websockets-sansio``) writing through a :class:`TickWriter`: the bytes written during one

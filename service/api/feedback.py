@@ -24,7 +24,7 @@ router = APIRouter(tags=["labels"], dependencies=[Depends(require_key)])
 
 
 def _out(result: FeedbackResult) -> FeedbackOut:
-    # built by pydantic-core's validation (about 1 us), not model_construct (about 2.5 us of Python)
+    # built by pydantic-core's validation, which costs less than model_construct's Python loop
     return FeedbackOut(
         prediction_id=result.prediction_id,
         model=result.model,
