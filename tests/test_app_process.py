@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +24,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from service.api.app import GC_THRESHOLDS, create_app
 from service.api.hot import ServiceApp
+from service.api.ws import TURN_EVERY
+from service.model_config import ModelConfig
 from service.settings import Settings
 
 pytestmark = pytest.mark.anyio
@@ -126,6 +129,47 @@ async def test_the_socket_skips_the_middleware_stack_once_the_service_serves(
         "json_invalid",
     )
     assert len(sent) == 3
+
+
+async def test_a_burst_on_the_socket_is_stored_in_turns_and_answered_in_order(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """64 messages read at once: the store gets them in calls of ``TURN_EVERY``, not one call after
+    all are scored, and the replies keep the messages' order."""
+    app = create_app(settings(redis_url, tmp_path))
+    incoming: asyncio.Queue[Message] = asyncio.Queue()
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b"", "subprotocols": []}
+    async with app.router.lifespan_context(app):
+        await _serving(app)
+        engine = app.state.engine
+        await engine.put_model("burst", ModelConfig(n_features=2))
+        stored: list[int] = []
+        put_pending = engine.store.put_pending
+
+        async def counted(model: str, generation: int, items: Any, *args: Any) -> Any:
+            stored.append(len(items))
+            return await put_pending(model, generation, items, *args)
+
+        engine.store.put_pending = counted
+        incoming.put_nowait({"type": "websocket.connect"})
+        for i in range(64):
+            message = {"type": "predict", "id": i, "model": "burst", "features": [1.0, i / 64]}
+            incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(message)})
+        serving = asyncio.create_task(app(scope, incoming.get, send))
+        for _ in range(300):
+            if len(sent) == 65:
+                break
+            await asyncio.sleep(0.01)
+        incoming.put_nowait({"type": "websocket.disconnect", "code": 1000})
+        await asyncio.wait_for(serving, 30)
+    replies = [json.loads(m["text"]) for m in sent[1:]]
+    assert [(r["id"], r["ok"]) for r in replies] == [(i, True) for i in range(64)]
+    assert stored == [TURN_EVERY] * (64 // TURN_EVERY)
 
 
 async def test_an_unexpected_error_on_a_hot_route_is_a_plain_500_and_is_raised_on(

@@ -12,7 +12,9 @@ once with code 1008 (policy violation) and the reason: a browser can read a clos
 the status of a refused handshake. A malformed message (not JSON, nested too deeply, wrong
 fields) gets an error reply and the socket stays open. Messages are handled
 concurrently but answered in order; at most ``ws_queue_size`` may be in flight, after which
-the server stops reading (TCP backpressure). Messages over ``ws_max_message_bytes`` (413)
+the server stops reading (TCP backpressure). Of a burst read at once, :data:`TURN_EVERY` messages
+are handled between two turns of the event loop, so that the first replies leave while the rest
+is scored. Messages over ``ws_max_message_bytes`` (413)
 or above ``ws_max_messages_per_second`` (429) are refused one by one. A frame larger than
 ``4 * ws_max_message_bytes`` is not read at all under uvicorn, which closes the socket with 1009
 (message too big), as RFC 6455 prescribes, without buffering it.
@@ -45,6 +47,13 @@ from .predict import answer_predict, finish_predict, start_predict
 from .schemas import FeedbackRequest, PredictRequest
 
 router = APIRouter(tags=["stream"])
+TURN_EVERY = 16
+"""Messages handled between two turns of the event loop. The server hands over every message of a
+read at once, and handled in one go they would all wait for one store call, then leave together:
+the client's next messages would come only after the whole batch, while the service idled during
+its store call. A turn every so many messages sends what is scored so far to the store, and the
+replies already stored to the client, while the rest is scored."""
+
 Reply = dict[str, Any] | str
 """A refusal (``ok: false``, its status and detail), or an answer: the REST reply's JSON."""
 
@@ -201,8 +210,12 @@ async def serve_socket(scope: Scope, receive: Receive, send: Send) -> None:
     sender = asyncio.create_task(_send_in_order(engine, send, replies))
     limit = _RateLimit(settings.ws_max_messages_per_second)
     try:
+        read = 0
         while (text := await _receive_text(receive)) is not None:
             await replies.put(_dispatch(engine, settings, limit, text))
+            read += 1
+            if read % TURN_EVERY == 0:
+                await asyncio.sleep(0)  # a turn of the loop: what is scored so far goes to the store
     finally:
         with contextlib.suppress(asyncio.QueueFull):
             replies.put_nowait(None)
