@@ -242,8 +242,10 @@ def report(r: dict[str, Any], command: str) -> str:
         "",
         "The WebSocket rows run one socket with 64 messages in flight. The service answers them through "
         "`service/ws_protocol.py`: the replies made in one iteration of the event loop leave in one "
-        "write, where uvicorn's own protocol makes a system call per reply. The no-op app runs uvicorn "
-        "as it comes. The load generator builds its frames before the clock starts and cuts the "
+        "write, where uvicorn's own protocol makes a system call per reply. Of the messages read at "
+        "once, it handles 16 between two turns of the event loop (`service.api.ws.TURN_EVERY`), so "
+        "that the first replies are stored and sent while the rest is scored. The no-op app runs "
+        "uvicorn as it comes. The load generator builds its frames before the clock starts and cuts the "
         "server's frames out of the stream itself (`bench/loadgen.py`), so that it takes little of "
         "the two cores it shares with the service and Redis. With 64 messages in flight, a run's "
         "rate is also bound by how long a batch of messages takes to come back, the pending write's "
