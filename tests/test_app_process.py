@@ -95,29 +95,40 @@ async def test_hot_routes_skip_the_middleware_stack_once_the_service_serves(
     assert paths == ["/healthz"]  # /predict never reached the stack
 
 
+class _Client:
+    """The far end of a socket on ``/ws``, driving the app over plain ASGI: the messages it is given
+    come in, in order; what the app sends is kept in ``sent``."""
+
+    def __init__(self, *messages: Message) -> None:
+        self.incoming: asyncio.Queue[Message] = asyncio.Queue()
+        self.sent: list[Message] = []
+        for message in messages:
+            self.incoming.put_nowait(message)
+
+    async def send(self, message: Message) -> None:
+        self.sent.append(message)
+
+    async def run(self, app: ServiceApp) -> None:
+        scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b"", "subprotocols": []}
+        await app(scope, self.incoming.get, self.send)
+
+
 async def test_the_socket_skips_the_middleware_stack_once_the_service_serves(
     redis_url: str, tmp_path: Path
 ) -> None:
     app = create_app(settings(redis_url, tmp_path))
-    incoming: asyncio.Queue[Message] = asyncio.Queue()
-    sent: list[Message] = []
     predict = {"type": "predict", "id": 7, "model": "absent", "features": [1.0]}
-    for message in (
+    client = _Client(
         {"type": "websocket.connect"},
         {"type": "websocket.receive", "text": json.dumps(predict)},
         {"type": "websocket.receive", "text": "not json"},
         {"type": "websocket.disconnect", "code": 1000},
-    ):
-        incoming.put_nowait(message)
-
-    async def send(message: Message) -> None:
-        sent.append(message)
-
-    scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b"", "subprotocols": []}
+    )
+    sent = client.sent
     async with app.router.lifespan_context(app):
         await _serving(app)
         reached = _count_stack(app)
-        await asyncio.wait_for(app(scope, incoming.get, send), 30)
+        await asyncio.wait_for(client.run(app), 30)
     assert reached == []  # the socket never reached the stack
     assert sent[0] == {"type": "websocket.accept"}
     refused, unreadable = (json.loads(m["text"]) for m in sent[1:])
@@ -137,13 +148,8 @@ async def test_a_burst_on_the_socket_is_stored_in_turns_and_answered_in_order(
     """64 messages read at once: the store gets them in calls of ``TURN_EVERY``, not one call after
     all are scored, and the replies keep the messages' order."""
     app = create_app(settings(redis_url, tmp_path))
-    incoming: asyncio.Queue[Message] = asyncio.Queue()
-    sent: list[Message] = []
-
-    async def send(message: Message) -> None:
-        sent.append(message)
-
-    scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b"", "subprotocols": []}
+    client = _Client({"type": "websocket.connect"})
+    sent = client.sent
     async with app.router.lifespan_context(app):
         await _serving(app)
         engine = app.state.engine
@@ -156,16 +162,15 @@ async def test_a_burst_on_the_socket_is_stored_in_turns_and_answered_in_order(
             return await put_pending(model, generation, items, *args)
 
         engine.store.put_pending = counted
-        incoming.put_nowait({"type": "websocket.connect"})
         for i in range(64):
             message = {"type": "predict", "id": i, "model": "burst", "features": [1.0, i / 64]}
-            incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(message)})
-        serving = asyncio.create_task(app(scope, incoming.get, send))
+            client.incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(message)})
+        serving = asyncio.create_task(client.run(app))
         for _ in range(300):
             if len(sent) == 65:
                 break
             await asyncio.sleep(0.01)
-        incoming.put_nowait({"type": "websocket.disconnect", "code": 1000})
+        client.incoming.put_nowait({"type": "websocket.disconnect", "code": 1000})
         await asyncio.wait_for(serving, 30)
     replies = [json.loads(m["text"]) for m in sent[1:]]
     assert [(r["id"], r["ok"]) for r in replies] == [(i, True) for i in range(64)]
