@@ -17,8 +17,7 @@ Dirichlet prior ``a`` (``dirichlet``; 0.5 is Jeffreys): ``P(+|x) = (n_+ + a) / (
 exactly as the forest's (:mod:`service.learners.posterior`): ``log(P(+|x) / P(-|x)) + log(rho)``,
 >= 0 exactly when ``P(+|x) >= 1 / (1 + rho)``. An empty buffer gives ``P = 1/2`` and the score
 ``log(rho)`` (0 with the Laplace rho: a fresh model flags everything). Each prediction costs
-O(window x D) (a distance stops summing once it passes the k-th nearest so far, which changes no
-result).
+O(window x D), four stored examples at a time.
 
 No randomness: the same labels in the same order give the same bits, so replicas, recovery and
 checkpoints agree. Memory is fixed at creation, ``window x (8 D + 1)`` bytes; a model whose
@@ -58,29 +57,61 @@ MAX_K = 1000
 
 
 @kernel
+def squared_distances(ex: np.ndarray, x: np.ndarray, rows: int) -> np.ndarray:
+    """``||ex[s] - x||^2`` for the first ``rows`` rows of ``ex``, each summed in feature order. Four
+    rows at a time, each in its own sum: the same operations in the same order per row (the same
+    bits), but four independent chains of additions instead of one."""
+    out = np.empty(rows)
+    n = x.shape[0]
+    s = 0
+    while s + 4 <= rows:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for j in range(n):
+            xj = x[j]
+            d0 = ex[s, j] - xj
+            d1 = ex[s + 1, j] - xj
+            d2 = ex[s + 2, j] - xj
+            d3 = ex[s + 3, j] - xj
+            a0 += d0 * d0
+            a1 += d1 * d1
+            a2 += d2 * d2
+            a3 += d3 * d3
+        out[s] = a0
+        out[s + 1] = a1
+        out[s + 2] = a2
+        out[s + 3] = a3
+        s += 4
+    for r in range(s, rows):
+        a = 0.0
+        for j in range(n):
+            d = ex[r, j] - x[j]
+            a += d * d
+        out[r] = a
+    return out
+
+
+@kernel
 def nearest(st: Any, x: np.ndarray, dist: np.ndarray, slot: np.ndarray) -> int:
     """The ``m = min(k, stored)`` stored examples nearest to ``x``, in order of (squared distance,
     age): their squared distances in ``dist[:m]``, their slots in ``slot[:m]``; returns ``m``.
 
-    The examples are visited newest first and one enters only when strictly nearer than the
-    k-th so far, so a tie goes to the newer; a distance stops summing once it reaches the k-th
-    (its terms are non-negative, so it could not enter)."""
+    Every stored example's squared distance is summed in feature order
+    (:func:`squared_distances`); the examples are then visited newest first and one enters only
+    when strictly nearer than the k-th so far, so a tie goes to the newer."""
     window = st.labels.shape[0]
     k = dist.shape[0]
     seen = st.seen[0]
     stored = min(seen, window)
-    ex = st.examples
+    d2s = squared_distances(st.examples, x, stored)
+    newest = (seen - 1) % window
     m = 0
     for age in range(stored):
-        s = (seen - 1 - age) % window
-        bound = dist[k - 1] if m == k else math.inf
-        d2 = 0.0
-        for j in range(x.shape[0]):
-            diff = ex[s, j] - x[j]
-            d2 += diff * diff
-            if d2 >= bound:
-                break
-        if d2 >= bound:
+        s = newest - age if age <= newest else newest - age + window
+        d2 = d2s[s]
+        if d2 >= (dist[k - 1] if m == k else math.inf):
             continue
         i = m if m < k else k - 1
         while i > 0 and dist[i - 1] > d2:
