@@ -45,12 +45,13 @@ from ..normalization import unit_l2_kernel_vector
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .errors import InvalidInput, InvalidParameter
 from .hedge import VoteState, group_prior, hedge_vote
-from .inputs import SparseVector
+from .inputs import SparseVector, canonical
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
 from .member_steps import MemberSteps, Outcomes
 from .roster import Family, check_family_fits, check_forests_fit, family_name
 from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
+from .standardise import standard_kernel_vector
 from .vote import MemberScores
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
@@ -142,6 +143,10 @@ class EtaGrid(LearnerInterface):
         self.selection: Selection = selection
         self.window = window
         self._by_form = {f: [k for k, g in enumerate(self.member_forms) if g == f] for f in forms}
+        self._forms_in_kernels = set(forms) <= {"l2", "standard"} and not any(
+            self.members[ks[0]].needs_presence for ks in self._by_form.values()
+        )
+        """Whether :meth:`_unchecked_kernels` makes every form by one kernel (no member reads presence)."""
         # members whose learn_checked is the contract's own: their kernel is called directly
         self._steps = MemberSteps(self.members, self.member_forms)
         self._outcomes = Outcomes.empty(len(self.members))
@@ -215,12 +220,20 @@ class EtaGrid(LearnerInterface):
 
     def score(self, x: Any) -> float:
         """The leader's score, or with ``"hedge"`` the weighted vote of the members' margins less the
-        vote's threshold (in ``[-1.4, 1.4]``; its sign is the prediction)."""
+        vote's threshold (in ``[-1.4, 1.4]``; its sign is the prediction). Over input forms, ``x`` is
+        checked once and scored as :meth:`score_unchecked` scores it (the same bits)."""
+        if self.inputs.forms != ("raw",):
+            return self.score_unchecked(canonical(x, self.n_features))
         if self.selection == "hedge":
             return self._vote(self._checked_kernels(self.inputs.vectors(x), 1))
         leader = self.leader()
-        vector = self.inputs.vectors(x)[self.member_forms[leader]]
-        return self.members[leader].score(vector)
+        return self.members[leader].score(x)
+
+    def predict(self, x: Any) -> int:
+        """The sign of :meth:`score`; over input forms, :meth:`predict_unchecked` of ``x`` checked once."""
+        if self.inputs.forms != ("raw",):
+            return self.predict_unchecked(canonical(x, self.n_features))
+        return super().predict(x)
 
     def score_unchecked(self, vector: SparseVector) -> float:
         """:meth:`score` of a vector validated at the edge: each input form is still made (L2,
@@ -257,8 +270,12 @@ class EtaGrid(LearnerInterface):
         return 1 if hedge_vote(log_w, row) - theta >= 0.0 else -1
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
+        """One round of every member; over input forms, ``x`` is checked once (before anything
+        changes) and learned as :meth:`learn_unchecked` learns it (the same bits)."""
         self._refuse_if_borrowed()
         label = Learner._label(y)
+        if self.inputs.forms != ("raw",):
+            return self.learn_unchecked(canonical(x, self.n_features), label)
         vectors = self.inputs.vectors(x, learn=True)  # checks x before anything changes
         return self._learn_members(self._checked_kernels(vectors, label), label)
 
@@ -291,17 +308,27 @@ class EtaGrid(LearnerInterface):
     def _unchecked_kernels(
         self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None
     ) -> dict[str, SparseVector]:
-        """``_kernel_vectors(inputs.vectors_unchecked(vector, learn, forms))``, the same bits, with the
-        L2 form made by one kernel (:func:`~service.normalization.unit_l2_kernel_vector`) when its
-        members read it without explicit zeros."""
+        """``_kernel_vectors(inputs.vectors_unchecked(vector, learn, forms))``, the same bits, each form
+        made by one kernel when its members read it without explicit zeros: the L2 form by
+        :func:`~service.normalization.unit_l2_kernel_vector`, the standardised one by
+        :func:`~service.learners.standardise.standard_kernel_vector` (which learns ``vector`` with
+        ``learn``, whether or not the form is asked for)."""
         wanted = self.inputs.forms if forms is None else tuple(forms)
-        l2 = self._by_form.get("l2")
-        first = self.members[l2[0]] if l2 and "l2" in wanted else None
-        if first is None or first.needs_presence:
+        if not self._forms_in_kernels:
             return self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, wanted))
-        rest = tuple(f for f in wanted if f != "l2")
-        out = self._kernel_vectors(self.inputs.vectors_unchecked(vector, learn, rest))
-        out["l2"] = unit_l2_kernel_vector(vector[0], vector[1], *self._scores.entry_of(first))
+        idx, val = vector
+        out: dict[str, SparseVector] = {}
+        if "l2" in wanted:
+            first = self.members[self._by_form["l2"][0]]
+            out["l2"] = unit_l2_kernel_vector(idx, val, *self._scores.entry_of(first))
+        if "standard" in wanted or (learn and "standard" in self.inputs.forms):
+            first, stats = self.members[self._by_form["standard"][0]], self.inputs.arrays
+            made = standard_kernel_vector(
+                idx, val, stats["std_count"], stats["std_mean"], stats["std_m2"], learn,
+                *self._scores.entry_of(first, "standard"),
+            )  # fmt: skip
+            if "standard" in wanted:
+                out["standard"] = made
         return out
 
     def _kernel_vectors(self, vectors: dict[str, SparseVector]) -> dict[str, SparseVector]:

@@ -28,7 +28,8 @@ function of the label log alone and every replica, recovery and checkpoint holds
 A prediction reads the statistics of the model version that scores it.
 
 The state is ``count`` (int64, ``[n]``), ``mean`` and ``m2`` (float64, ``d``). :func:`standardise_rows`
-is the one kernel for a single example and a whole stream, so that both give the same bits.
+and :func:`standard_kernel_vector` (one example as a member reads it) share :func:`standardise_row`,
+so that a single example and a whole stream give the same bits.
 """
 
 from __future__ import annotations
@@ -46,28 +47,72 @@ CLIP = 8.0
 
 
 @kernel
+def standardise_row(
+    row: np.ndarray, count: np.ndarray, mean: np.ndarray, m2: np.ndarray, learn: bool, out: np.ndarray
+) -> None:
+    """``out``: the dense ``row`` (``d``) standardised by the statistics before it; with ``learn`` the
+    row is then learned into ``count``/``mean``/``m2`` (in place). The one routine behind
+    :func:`standardise_rows` and :func:`standard_kernel_vector`, so that both give the same bits."""
+    d = row.shape[0]
+    n = count[0]
+    for j in range(d):
+        z = 0.0
+        if n >= WARM_UP and m2[j] > 0.0:
+            z = (row[j] - mean[j]) / math.sqrt(m2[j] / n)
+        out[j] = min(CLIP, max(-CLIP, z))
+    if learn:
+        n += 1
+        count[0] = n
+        for j in range(d):
+            delta = row[j] - mean[j]
+            mean[j] += delta / n
+            m2[j] += delta * (row[j] - mean[j])
+
+
+@kernel
 def standardise_rows(
     dense: np.ndarray, count: np.ndarray, mean: np.ndarray, m2: np.ndarray, learn: bool
 ) -> np.ndarray:
     """The rows of ``dense`` (``n x d``) standardised in order, each by the statistics before it;
     with ``learn`` each row is then learned into ``count``/``mean``/``m2`` (in place)."""
-    n_rows, d = dense.shape
-    out = np.empty((n_rows, d))
-    for i in range(n_rows):
-        n = count[0]
-        for j in range(d):
-            z = 0.0
-            if n >= WARM_UP and m2[j] > 0.0:
-                z = (dense[i, j] - mean[j]) / math.sqrt(m2[j] / n)
-            out[i, j] = min(CLIP, max(-CLIP, z))
-        if learn:
-            n += 1
-            count[0] = n
-            for j in range(d):
-                delta = dense[i, j] - mean[j]
-                mean[j] += delta / n
-                m2[j] += delta * (dense[i, j] - mean[j])
+    out = np.empty(dense.shape)
+    for i in range(dense.shape[0]):
+        standardise_row(dense[i], count, mean, m2, learn, out[i])
     return out
+
+
+@kernel
+def standard_kernel_vector(
+    idx: np.ndarray, val: np.ndarray, count: np.ndarray, mean: np.ndarray, m2: np.ndarray, learn: bool,
+    tail: int, tail_value: float,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """A canonical vector's standardised form as a member's kernel reads it, in one call: the dense
+    row of ``(idx, val)`` standardised (:func:`standardise_row`, learning it with ``learn``), its
+    non-zero entries in index order, then the entry ``(tail, tail_value)`` (the intercept) unless
+    ``tail < 0``. The same bits as densifying, :func:`standardise_rows`, keeping the non-zero entries
+    and the member's ``kernel_vector`` one after the other."""
+    d = mean.shape[0]
+    row = np.zeros(d)
+    for k in range(idx.shape[0]):
+        row[idx[k]] = val[k]
+    z = np.empty(d)
+    standardise_row(row, count, mean, m2, learn, z)
+    kept = 0
+    for j in range(d):
+        kept += z[j] != 0.0
+    m = 1 if tail >= 0 else 0
+    out_idx = np.empty(kept + m, np.int64)
+    out_val = np.empty(kept + m, np.float64)
+    k = 0
+    for j in range(d):
+        if z[j] != 0.0:
+            out_idx[k] = j
+            out_val[k] = z[j]
+            k += 1
+    if m:
+        out_idx[k] = tail
+        out_val[k] = tail_value
+    return out_idx, out_val
 
 
 def fresh_statistics(n_features: int) -> dict[str, np.ndarray]:

@@ -77,13 +77,15 @@ class MemberScores:
         self.l2_linear = one if all_l2_linear else None
         """The one call of a roster of linear members only, all over the L2 form (the default above
         ``d = 64``): :meth:`l2_vote` makes its whole vote in one compiled call."""
-        self._entry: tuple[Learner, tuple[int, float]] | None = None
+        self._entries: dict[str, tuple[Learner, tuple[int, float]]] = {}
 
-    def entry_of(self, member: Learner) -> tuple[int, float]:
-        """:func:`appended_entry` of ``member``, kept until another member asks (members replaced)."""
-        if self._entry is None or self._entry[0] is not member:
-            self._entry = (member, appended_entry(member))
-        return self._entry[1]
+    def entry_of(self, member: Learner, form: str = "l2") -> tuple[int, float]:
+        """:func:`appended_entry` of ``member``, the first member of input ``form``, kept until another
+        member asks for that form (members replaced)."""
+        held = self._entries.get(form)
+        if held is None or held[0] is not member:
+            held = self._entries[form] = (member, appended_entry(member))
+        return held[1]
 
     def l2_vote(self, members: Sequence[Learner], vector: SparseVector, log_w: np.ndarray) -> float | None:
         """For a roster with :attr:`l2_linear` (members that read no explicit zeros), the hedge vote
