@@ -90,6 +90,10 @@ class Entries(NamedTuple):
     """``(arrays, p, rho_cfg, x, keep_zeros, tail, tail_value, y) -> (ok, score, loss, updated,
     rho)``: :func:`dense_vector` of a dense row, then :func:`learn_one`'s round (``ok`` false, and
     nothing changed, when ``x`` is not finite). Compiled only for a learner that calls it."""
+    score_dense: Callable[..., Any]
+    """``(arrays, x, keep_zeros, tail, tail_value) -> (ok, score)``: :func:`dense_vector` of a dense
+    row, then :func:`score_one` (``ok`` false when ``x`` is not finite). Compiled only for a learner
+    that calls it."""
     learn_many: Callable[..., Any]
     """``(group, idx, val, y, at, scores, losses, updated, rhos) -> None``: :func:`learn_one`'s round
     for every learner of ``group`` (a typed list of ``(arrays, p, rho_cfg)`` made by
@@ -238,6 +242,15 @@ def _flat_entries(state_type: type, params_type: type) -> Entries:
         return True, s, loss, updated, rho
 
     @kernel
+    def flat_score_dense(
+        arrays: Any, x: np.ndarray, keep_zeros: bool, tail: int, tail_value: float
+    ) -> tuple[bool, float]:
+        ok, idx, val = dense_vector(x, keep_zeros, tail, tail_value)
+        if not ok:
+            return False, 0.0
+        return True, score(state_type(*arrays), idx, val)
+
+    @kernel
     def flat_learn_many(group: Any, idx: np.ndarray, val: np.ndarray, y: int, at: np.ndarray,
                         scores: np.ndarray, losses: np.ndarray, updated: np.ndarray,
                         rhos: np.ndarray) -> None:  # fmt: skip
@@ -250,7 +263,7 @@ def _flat_entries(state_type: type, params_type: type) -> Entries:
             updated[j] = upd
             rhos[j] = rho
 
-    return Entries(flat_score_one, flat_learn_one, flat_learn_dense, flat_learn_many)
+    return Entries(flat_score_one, flat_learn_one, flat_learn_dense, flat_score_dense, flat_learn_many)
 
 
 @kernel

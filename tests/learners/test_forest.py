@@ -96,6 +96,28 @@ def test_one_tree_without_aggregation_predicts_its_leafs_dirichlet_estimate(
     assert math.isclose(p, expected, rel_tol=1e-9)
 
 
+@settings(max_examples=25, deadline=None)
+@given(stream=streams, intercept=st.booleans())
+def test_a_dense_row_scores_and_learns_as_its_sparse_pair(stream: tuple, intercept: bool) -> None:
+    """``score`` and ``learn`` of a dense float64 row (one compiled call each) give the bits of the
+    general path, fed the same row as a sparse pair; a row with NaN is refused the same way."""
+    X, y = stream
+    dense, pair = forest(fit_intercept=intercept), forest(fit_intercept=intercept)
+    for x, label in zip(X, y.tolist(), strict=True):
+        row = np.ascontiguousarray(x)
+        nz = np.flatnonzero(row)
+        assert dense.score(row) == pair.score((nz, row[nz]))
+        assert dense.learn(row, label) == pair.learn((nz, row[nz]), label)
+    assert same_state(dense.to_state(), pair.to_state())
+    bad = np.ascontiguousarray(X[0])
+    bad[1] = np.nan
+    for call in (lambda: dense.score(bad), lambda: dense.learn(bad, 1)):
+        with pytest.raises(InvalidInput) as refused:
+            call()
+        assert (refused.value.field, refused.value.problem) == ("x", "contains NaN or inf")
+    assert same_state(dense.to_state(), pair.to_state())
+
+
 @pytest.mark.parametrize("rho", [0.25, 1.0, 9.0])
 def test_the_decision_is_the_cost_optimal_threshold_on_the_posterior(rho: float) -> None:
     """The trees do not depend on rho: ``score = log(p / q) + log(rho)``, so the sign of the score is

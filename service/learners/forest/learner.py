@@ -170,18 +170,21 @@ class AMF(Learner):
             else (-1, 0.0)
         )
 
+    def score(self, x: Any) -> float:
+        """:meth:`Learner.score`; a dense float64 row (C-contiguous, ``n_features`` long) is checked,
+        made the kernels' vector and scored in one compiled call (:attr:`driver.Entries.score_dense`,
+        the same bits as the general path, which reports bad input)."""
+        if self._is_dense_row(x):
+            ok, s = self._entries.score_dense(self._flat, x, False, *self._tail)
+            if ok:
+                return float(s)
+        return super().score(x)
+
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         """:meth:`Learner.learn`; a dense float64 row (C-contiguous, ``n_features`` long) is checked,
         made the kernels' vector and learned in one compiled call (:attr:`driver.Entries.learn_dense`,
         the same round and bits as the general path, which reports bad input)."""
-        if (
-            type(x) is np.ndarray
-            and x.dtype == np.float64
-            and x.shape == self._row_shape
-            and x.flags.c_contiguous
-            and not isinstance(y, bool | np.bool_)
-            and y in (-1, 1)
-        ):
+        if self._is_dense_row(x) and not isinstance(y, bool | np.bool_) and y in (-1, 1):
             self._refuse_if_borrowed()
             self._reserve(1)
             ok, s, loss, updated, rho = self._entries.learn_dense(
@@ -190,6 +193,13 @@ class AMF(Learner):
             if ok:
                 return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
         return super().learn(x, y)
+
+    def _is_dense_row(self, x: Any) -> bool:
+        """Whether ``x`` is a row the compiled dense entries take as it is: a C-contiguous float64
+        array of ``n_features`` (its values are checked in the compiled call)."""
+        if type(x) is not np.ndarray or x.dtype != np.float64:
+            return False
+        return x.shape == self._row_shape and bool(x.flags.c_contiguous)
 
     def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
         self._refuse_if_borrowed()
