@@ -61,17 +61,27 @@ def unit_l2_kernel_vector(
         norm = np.sqrt(acc)
         for k in range(n):
             scaled[k] = scaled[k] / norm
+    return nonzero_entries(idx, scaled, tail, tail_value)
+
+
+@kernel
+def nonzero_entries(
+    idx: np.ndarray, values: np.ndarray, tail: int, tail_value: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The entries ``(idx[k], values[k])`` whose value is not zero, in order, then the entry
+    ``(tail, tail_value)`` (an intercept) unless ``tail < 0``: a vector as a learner's kernel reads it."""
+    n = values.shape[0]
     kept = 0
     for k in range(n):
-        kept += scaled[k] != 0.0
+        kept += values[k] != 0.0
     m = 1 if tail >= 0 else 0
     out_idx = np.empty(kept + m, np.int64)
     out_val = np.empty(kept + m, np.float64)
     j = 0
     for k in range(n):
-        if scaled[k] != 0.0:
+        if values[k] != 0.0:
             out_idx[j] = idx[k]
-            out_val[j] = scaled[k]
+            out_val[j] = values[k]
             j += 1
     if m:
         out_idx[j] = tail

@@ -39,6 +39,7 @@ import math
 import numpy as np
 
 from ..jit_cache import kernel
+from ..normalization import nonzero_entries
 
 WARM_UP = 10
 """Examples before the running standard deviation divides (before that: centring only)."""
@@ -97,22 +98,7 @@ def standard_kernel_vector(
         row[idx[k]] = val[k]
     z = np.empty(d)
     standardise_row(row, count, mean, m2, learn, z)
-    kept = 0
-    for j in range(d):
-        kept += z[j] != 0.0
-    m = 1 if tail >= 0 else 0
-    out_idx = np.empty(kept + m, np.int64)
-    out_val = np.empty(kept + m, np.float64)
-    k = 0
-    for j in range(d):
-        if z[j] != 0.0:
-            out_idx[k] = j
-            out_val[k] = z[j]
-            k += 1
-    if m:
-        out_idx[k] = tail
-        out_val[k] = tail_value
-    return out_idx, out_val
+    return nonzero_entries(np.arange(d), z, tail, tail_value)
 
 
 def fresh_statistics(n_features: int) -> dict[str, np.ndarray]:
