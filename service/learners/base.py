@@ -114,6 +114,8 @@ from .params import rho_value as rho_value
 
 STATE_FORMAT = 1
 """Version of the ``to_state`` layout; ``load_state`` refuses any other."""
+BOOLEANS = (bool, np.bool_)
+"""The types a label may not have (``True == 1``): ``isinstance`` of a tuple, made once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,10 +307,11 @@ class Learner(LearnerInterface):
 
     def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
         """This class's :meth:`learn_checked` without its :class:`UpdateInfo`: the kernel's numpy
-        ``(score, loss, updated, rho)``, for a caller that reads none (the river adapter)."""
+        ``(score, loss, updated, rho)``, for a caller that reads none (the river adapter, the
+        ensemble). A subclass overriding :meth:`learn_checked` overrides this too, or the ensemble
+        steps it by :meth:`learn_checked`."""
         self._refuse_if_borrowed()
-        entry = self._entries.learn_one
-        return entry(self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y)
+        return self._entries.learn_one(self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y)
 
     def run(self, X: Any, y: Any) -> StreamResult:
         """Progressive validation over the rows of ``X`` (predict row i, then learn it)."""
@@ -479,7 +482,7 @@ class Learner(LearnerInterface):
 
     @staticmethod
     def _label(y: Any) -> int:
-        if isinstance(y, bool | np.bool_) or y not in (-1, 1):
+        if isinstance(y, BOOLEANS) or y not in (-1, 1):
             raise InvalidInput("y", f"must be -1 or +1, got {y!r}")
         return int(y)
 

@@ -50,25 +50,11 @@ from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
 from .member_steps import MemberSteps, Outcomes
 from .roster import Family, check_family_fits, check_forests_fit, family_name
-from .selection import Objective, Selection, Tally, best_member, objective_values, steps_of
+from .selection import Objective, Selection, Tally, best_member, check_options, objective_values, steps_of
 from .standardise import standard_kernel_vector
 from .vote import MemberScores
 
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
-
-
-def _check_options(grid: Sequence[float], objective: Any, selection: Any, c_p: float, window: Any) -> None:
-    values = [float(v) for v in grid]
-    if not values or any(not (math.isfinite(v) and v > 0) for v in values) or len(set(values)) != len(values):
-        raise InvalidParameter("eta_grid", f"must be distinct finite numbers > 0, got {list(grid)!r}")
-    if objective not in ("sum", "cost"):
-        raise InvalidParameter("objective", f'must be "sum" or "cost", got {objective!r}')
-    if selection not in ("leader", "window", "hedge"):
-        raise InvalidParameter("selection", f'must be "leader", "window" or "hedge", got {selection!r}')
-    if not 0.0 < c_p < 1.0:
-        raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise InvalidParameter("window", f"must be an integer >= 1, got {window!r}")
 
 
 class EtaGrid(LearnerInterface):
@@ -94,7 +80,7 @@ class EtaGrid(LearnerInterface):
     ) -> None:
         if "eta" not in algorithm.param_spec():
             raise InvalidParameter("eta", f'{algorithm.algorithm} has no learning rate to set to "auto"')
-        _check_options(grid, objective, selection, c_p, window)
+        check_options(grid, objective, selection, c_p, window)
         if losses is not None:
             if "loss" not in algorithm.param_spec():
                 raise InvalidParameter("loss", f'{algorithm.algorithm} has no loss to set to "auto"')
@@ -229,12 +215,6 @@ class EtaGrid(LearnerInterface):
         leader = self.leader()
         return self.members[leader].score(x)
 
-    def predict(self, x: Any) -> int:
-        """The sign of :meth:`score`; over input forms, :meth:`predict_unchecked` of ``x`` checked once."""
-        if self.inputs.forms != ("raw",):
-            return self.predict_unchecked(canonical(x, self.n_features))
-        return super().predict(x)
-
     def score_unchecked(self, vector: SparseVector) -> float:
         """:meth:`score` of a vector validated at the edge: each input form is still made (L2,
         standardisation), only the checks are not repeated."""
@@ -360,7 +340,9 @@ class EtaGrid(LearnerInterface):
             score = float(self._hedge(predictions[None, :], scores[None, :], np.array([label]))[0])
         self._leader = None
         self._tally.record_label(predictions, label)
-        return UpdateInfo(score, float(out.losses[chosen]), bool(out.updated.any()), float(out.rhos[chosen]))
+        return UpdateInfo(
+            score, float(out.losses[chosen]), bool(np.count_nonzero(out.updated)), float(out.rhos[chosen])
+        )
 
     def _hedge(self, predictions: np.ndarray, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """The scores before each label; the weights and the thresholds learn them (the class counts
@@ -505,6 +487,7 @@ class EtaGrid(LearnerInterface):
             clone.load_state(members[str(k)])  # validates before anything is replaced
         self.members = clones
         self._steps.forget()  # the old members' arrays go now, not at the next label
+        self._scores.forget()
         if self.selection == "hedge":
             self._vote_state.load(arrays)
             del arrays["hedge_log_w"], arrays["hedge_threshold_mistakes"]

@@ -95,13 +95,15 @@ class MemberSteps:
     def __init__(self, members: Sequence[Learner], forms: Sequence[str]) -> None:
         by_class: dict[tuple[str, type], list[int]] = {}
         self.alone: list[tuple[int, str, bool]] = []
-        """The members that step on their own: position, input form, and whether their round is the
-        contract's own (stepped by ``learn_kernel``, else by their ``learn_checked``)."""
+        """The members that step on their own: position, input form, and whether their round is
+        ``learn_kernel``'s (the contract's own, or a class's own ``learn_kernel`` beside its own
+        ``learn_checked``: the forest), else their ``learn_checked``'s."""
         for k, (member, form) in enumerate(zip(members, forms, strict=True)):
-            if type(member).learn_checked is Learner.learn_checked:  # the contract's own round
-                by_class.setdefault((form, type(member)), []).append(k)
+            cls = type(member)
+            if cls.learn_checked is Learner.learn_checked:  # the contract's own round
+                by_class.setdefault((form, cls), []).append(k)
             else:
-                self.alone.append((k, form, False))
+                self.alone.append((k, form, cls.learn_kernel is not Learner.learn_kernel))
         self._groups: list[_Group] = []
         for (form, _), ks in by_class.items():
             for i in range(0, len(ks), GROUP_WIDTH):

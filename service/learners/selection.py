@@ -18,11 +18,14 @@ alone (int64 arrays), so it is deterministic and survives a checkpoint exactly.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from ..jit_cache import kernel
+from .errors import InvalidParameter
 
 Objective = Literal["sum", "cost"]
 Selection = Literal["leader", "window", "hedge"]
@@ -129,3 +132,19 @@ class Tally:
         new = Tally(self.counts.shape[0], self.window)
         new.load({k: v.copy() for k, v in self.arrays().items()})
         return new
+
+
+def check_options(grid: Sequence[float], objective: Any, selection: Any, c_p: float, window: Any) -> None:
+    """The ensemble's options (``eta_grid``, ``objective``, ``selection``, ``c_p``, ``window``), or
+    :class:`~service.learners.errors.InvalidParameter` naming the first that is wrong."""
+    values = [float(v) for v in grid]
+    if not values or any(not (math.isfinite(v) and v > 0) for v in values) or len(set(values)) != len(values):
+        raise InvalidParameter("eta_grid", f"must be distinct finite numbers > 0, got {list(grid)!r}")
+    if objective not in ("sum", "cost"):
+        raise InvalidParameter("objective", f'must be "sum" or "cost", got {objective!r}')
+    if selection not in ("leader", "window", "hedge"):
+        raise InvalidParameter("selection", f'must be "leader", "window" or "hedge", got {selection!r}')
+    if not 0.0 < c_p < 1.0:
+        raise InvalidParameter("c_p", f"must lie in (0, 1), got {c_p!r}")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise InvalidParameter("window", f"must be an integer >= 1, got {window!r}")

@@ -33,6 +33,7 @@ from .feature_maps import quadratic_score, quadratic_scores
 from .first_order import LINEAR_SCORES_WIDTH, linear_score, linear_scores
 from .hedge import hedge_vote
 from .inputs import SparseVector
+from .interface import state_epoch
 
 
 class Call(NamedTuple):
@@ -78,6 +79,33 @@ class MemberScores:
         """The one call of a roster of linear members only, all over the L2 form (the default above
         ``d = 64``): :meth:`l2_vote` makes its whole vote in one compiled call."""
         self._entries: dict[str, tuple[Learner, tuple[int, float]]] = {}
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop what is kept of the members (their weight vectors, their appended entries): the
+        roster was replaced."""
+        self._entries = {}
+        self._weights: list[tuple[np.ndarray, ...]] = []
+        self._weights_of: tuple[Sequence[Learner] | None, int] = (None, -1)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (pickle, deepcopy) keeps the positions only; what it keeps of the members is made
+        again from the copy's own."""
+        state = dict(self.__dict__)
+        state.update(_entries={}, _weights=[], _weights_of=(None, -1))
+        return state
+
+    def weights(self, members: Sequence[Learner]) -> list[tuple[np.ndarray, ...]]:
+        """Each call's padded weight vectors (:func:`_padded_weights`), in the order of
+        :attr:`calls`, made again only once the roster or the process's
+        :func:`~service.learners.interface.state_epoch` moved: until then every member updates the
+        same arrays in place."""
+        epoch = state_epoch()
+        source, at = self._weights_of
+        if source is not members or at != epoch:
+            self._weights = [_padded_weights(members, call.ks) for call in self.calls]
+            self._weights_of = (members, epoch)
+        return self._weights
 
     def entry_of(self, member: Learner, form: str = "l2") -> tuple[int, float]:
         """:func:`appended_entry` of ``member``, the first member of input ``form``, kept until another
@@ -96,7 +124,7 @@ class MemberScores:
         if call is None or members[call.ks[0]].needs_presence:
             return None
         tail, tail_value = self.entry_of(members[call.ks[0]])
-        padded, n, row = _padded_weights(members, call.ks), len(call.ks), np.empty(len(members))
+        padded, n, row = self.weights(members)[0], len(call.ks), np.empty(len(members))
         return float(l2_linear_vote(vector[0], vector[1], tail, tail_value, padded, n, call.at, log_w, row))
 
     def fill(self, members: Sequence[Learner], kernels: dict[str, SparseVector], row: np.ndarray) -> None:
@@ -109,9 +137,8 @@ class MemberScores:
         self, members: Sequence[Learner], kernels: dict[str, SparseVector], row: np.ndarray
     ) -> None:
         """The scores of the members in calls (the linear and quadratic families) into ``row``."""
-        for form, ks, at, quadratic in self.calls:
+        for (form, ks, at, quadratic), padded in zip(self.calls, self.weights(members), strict=True):
             idx, val = kernels[form]
-            padded = _padded_weights(members, ks)
             if quadratic:
                 layout = cast(Any, members[ks[0]]).live_layout()
                 quadratic_scores(padded, len(ks), layout, idx, val, at, row)

@@ -11,7 +11,8 @@ both call paths (``score``/``learn``, and ``run``) with both input forms, writab
 compiles everything a model of that algorithm will ever run, plus
 :func:`service.normalization.unit_l2_rows`, which every L2-normalised request goes through,
 :func:`service.normalization.unit_l2_kernel_vector` (the ensemble's L2 form), and
-:func:`service.learners.standardise.standardise_rows` (the ensemble's standardised input). A model
+:func:`service.learners.standardise.standardise_rows` with
+:func:`~service.learners.standardise.standard_kernel_vector` (the ensemble's standardised input). A model
 configuration also names the learners its ensemble's families run (``member_algorithms()``).
 
 With :func:`service.jit_cache.configure` called by the process, numba loads the machine code
@@ -44,7 +45,7 @@ from .hedge import THRESHOLDS, chosen_threshold, hedge_steps, hedge_vote
 from .inputs import max_abs
 from .member_steps import MemberSteps, Outcomes
 from .selection import Tally
-from .standardise import standardise_rows
+from .standardise import standard_kernel_vector, standardise_rows
 
 
 @runtime_checkable
@@ -117,10 +118,12 @@ def warm_up(targets: Iterable[Target] | None = None) -> WarmUp:
     unit_l2(np.array([3.0, 4.0]))
     max_abs(np.array([3.0, -4.0]))  # the request's bound (max_feature_value)
     unit_l2(read_only(np.array([3.0, 4.0])))  # the ensemble scales the label log's read-only values
-    idx, val = np.array([0, 1]), np.array([3.0, 4.0])  # and makes a request's or an entry's L2 form
+    idx, val = np.array([0, 1]), np.array([3.0, 4.0])  # and makes a request's or an entry's forms
+    count, mean, m2 = np.zeros(1, dtype=np.int64), np.zeros(2), np.zeros(2)
     for pair in ((idx, val), (read_only(idx), read_only(val)), (idx, read_only(val))):
         unit_l2_kernel_vector(*pair, 2, 1.0)
-    standardise_rows(np.ones((1, 1)), np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1), True)
+        standard_kernel_vector(*pair, count, mean, m2, True, 2, 1.0)
+    standardise_rows(np.ones((1, 2)), count, mean, m2, True)
     _exercise_hedge()
     if report is not None:
         report(len(names), len(names), None)

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import driver
-from ..base import Learner, UpdateInfo, flag, positive
+from ..base import BOOLEANS, Learner, UpdateInfo, flag, positive
 from ..covariance import DEFAULT_MEMORY_BUDGET, memory_budget
 from ..errors import InvalidInput, InvalidParameter
 from ..inputs import SparseVector
@@ -184,7 +184,7 @@ class AMF(Learner):
         """:meth:`Learner.learn`; a dense float64 row (C-contiguous, ``n_features`` long) is checked,
         made the kernels' vector and learned in one compiled call (:attr:`driver.Entries.learn_dense`,
         the same round and bits as the general path, which reports bad input)."""
-        if self._is_dense_row(x) and not isinstance(y, bool | np.bool_) and y in (-1, 1):
+        if self._is_dense_row(x) and not isinstance(y, BOOLEANS) and y in (-1, 1):
             self._refuse_if_borrowed()
             self._reserve(1)
             ok, s, loss, updated, rho = self._entries.learn_dense(
@@ -205,6 +205,12 @@ class AMF(Learner):
         self._refuse_if_borrowed()
         self._reserve(1)
         return super().learn_checked(vector, y)
+
+    def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
+        """:meth:`learn_checked` without its :class:`UpdateInfo` (the room for the label made first)."""
+        self._refuse_if_borrowed()
+        self._reserve(1)
+        return super().learn_kernel(vector, y)
 
     def _learn_stream(
         self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, ys: np.ndarray,
