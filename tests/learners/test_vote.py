@@ -8,6 +8,7 @@ through the same ``hedge_vote``, so the assertions are on the scores the vote re
 
 from __future__ import annotations
 
+from copy import deepcopy
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,28 @@ def test_a_migrated_ensemble_votes_with_every_member_own_score() -> None:
         vote = float(hedge_vote(migrated._vote_state.log_w, reference_row(migrated, vector)))
         assert migrated.score_unchecked(vector) == vote - migrated._threshold()
         migrated.learn(X7[i], int(y7[i]))
+
+
+def test_the_vote_reads_the_weights_of_a_loaded_state_and_a_copy_its_own() -> None:
+    """The weight vectors each call reads are kept between predictions: loading a state (new arrays)
+    and a deep copy (arrays of its own) must each vote with the weights they now hold."""
+    learner, other = built("every family"), built("every family")
+    X, y = sparse_stream(80, 6, density=0.6, seed=7)
+    for i in range(30):
+        learner.learn(X[i], int(y[i]))
+        other.learn(X[79 - i], int(y[79 - i]))
+    probe = [canonical(X[i], 6) for i in range(30, 40)]
+    before = [learner.score_unchecked(v) for v in probe]  # the calls keep these weights
+    copy = deepcopy(learner)
+    learner.load_state(other.to_state())
+    for v in probe:
+        vote = float(hedge_vote(learner._vote_state.log_w, reference_row(learner, v))) - learner._threshold()
+        assert learner.score_unchecked(v) == vote == other.score_unchecked(v)
+    assert [copy.score_unchecked(v) for v in probe] == before
+    copy.learn(X[40], int(y[40]))  # the copy's rounds change the copy's weights, not another's
+    assert [other.score_unchecked(v) for v in probe] == [learner.score_unchecked(v) for v in probe]
+    vote = float(hedge_vote(copy._vote_state.log_w, reference_row(copy, probe[0]))) - copy._threshold()
+    assert copy.score_unchecked(probe[0]) == vote
 
 
 @settings(max_examples=30, deadline=None)
