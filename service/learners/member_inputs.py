@@ -52,17 +52,7 @@ class MemberInputs:
         ``x``. Raises :class:`InvalidInput` for a bad ``x`` before anything changes."""
         if self.forms == ("raw",):
             return {"raw": x}
-        idx, val = canonical(x, self.n_features)
-        out: dict[str, Any] = {}
-        if "l2" in self.forms:
-            out["l2"] = (idx, unit_l2(val))
-        if "standard" in self.forms:
-            dense = np.zeros((1, self.n_features))
-            dense[0, idx] = val
-            z = self._standardise(dense, learn)[0]
-            nz = np.flatnonzero(z)
-            out["standard"] = (nz.astype(np.int64), z[nz])
-        return out
+        return dict(self.vectors_unchecked(canonical(x, self.n_features), learn))
 
     def vectors_unchecked(
         self, vector: SparseVector, learn: bool = False, forms: Sequence[str] | None = None

@@ -49,6 +49,10 @@ class Call(NamedTuple):
 class MemberScores:
     """The members' scores, the linear and quadratic ones a call at a time; see the module docstring."""
 
+    _entries: dict[str, tuple[Learner, tuple[int, float]]]
+    _weights: list[tuple[np.ndarray, ...]]
+    _weights_of: tuple[Sequence[Learner] | None, int]
+
     def __init__(self, members: Sequence[Learner], forms: Sequence[str]) -> None:
         groups: dict[tuple[str, str], list[int]] = {}
         self.alone: list[tuple[int, str]] = []
@@ -78,22 +82,21 @@ class MemberScores:
         self.l2_linear = one if all_l2_linear else None
         """The one call of a roster of linear members only, all over the L2 form (the default above
         ``d = 64``): :meth:`l2_vote` makes its whole vote in one compiled call."""
-        self._entries: dict[str, tuple[Learner, tuple[int, float]]] = {}
         self.forget()
+
+    @staticmethod
+    def _nothing_kept() -> dict[str, Any]:
+        return {"_entries": {}, "_weights": [], "_weights_of": (None, -1)}
 
     def forget(self) -> None:
         """Drop what is kept of the members (their weight vectors, their appended entries): the
         roster was replaced."""
-        self._entries = {}
-        self._weights: list[tuple[np.ndarray, ...]] = []
-        self._weights_of: tuple[Sequence[Learner] | None, int] = (None, -1)
+        self.__dict__.update(self._nothing_kept())
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy (pickle, deepcopy) keeps the positions only; what it keeps of the members is made
         again from the copy's own."""
-        state = dict(self.__dict__)
-        state.update(_entries={}, _weights=[], _weights_of=(None, -1))
-        return state
+        return {**self.__dict__, **self._nothing_kept()}
 
     def weights(self, members: Sequence[Learner]) -> list[tuple[np.ndarray, ...]]:
         """Each call's padded weight vectors (:func:`_padded_weights`), in the order of
