@@ -299,17 +299,14 @@ class Learner(LearnerInterface):
         """The second half of :meth:`learn`: one round on what :meth:`checked` returned (by
         this learner or one with the same ``n_features`` and intercept); nothing is checked
         again."""
-        self._refuse_if_borrowed()
-        s, loss, updated, rho = self._entries.learn_one(
-            self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y
-        )
+        s, loss, updated, rho = self.learn_kernel(vector, y)
         return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
 
     def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
         """This class's :meth:`learn_checked` without its :class:`UpdateInfo`: the kernel's numpy
         ``(score, loss, updated, rho)``, for a caller that reads none (the river adapter, the
-        ensemble). A subclass overriding :meth:`learn_checked` overrides this too, or the ensemble
-        steps it by :meth:`learn_checked`."""
+        ensemble). A subclass whose round needs more than the kernel (the forest makes room first)
+        overrides this; one that overrides :meth:`learn_checked` instead is stepped by it."""
         self._refuse_if_borrowed()
         return self._entries.learn_one(self._flat, self._flat_params, self._flat_rho, vector[0], vector[1], y)
 

@@ -43,6 +43,12 @@ GROUP_WIDTH = LINEAR_SCORES_WIDTH
 length, one compiled specialisation per class. A longer group steps in several calls."""
 
 
+def steps_together(cls: type[Learner]) -> bool:
+    """Whether the members of ``cls`` step in one compiled call: their round is the contract's own
+    kernel round (neither ``learn_checked`` nor ``learn_kernel`` overridden)."""
+    return cls.learn_checked is Learner.learn_checked and cls.learn_kernel is Learner.learn_kernel
+
+
 class Outcomes(NamedTuple):
     """Every member's outcome of one round, by position: score, loss, updated, rho."""
 
@@ -95,15 +101,15 @@ class MemberSteps:
     def __init__(self, members: Sequence[Learner], forms: Sequence[str]) -> None:
         by_class: dict[tuple[str, type], list[int]] = {}
         self.alone: list[tuple[int, str, bool]] = []
-        """The members that step on their own: position, input form, and whether their round is
-        ``learn_kernel``'s (the contract's own, or a class's own ``learn_kernel`` beside its own
-        ``learn_checked``: the forest), else their ``learn_checked``'s."""
+        """The members that step on their own: position, input form, and whether they step by
+        ``learn_kernel`` (their ``learn_checked`` is the contract's, built on it), else by their own
+        ``learn_checked``."""
         for k, (member, form) in enumerate(zip(members, forms, strict=True)):
             cls = type(member)
-            if cls.learn_checked is Learner.learn_checked:  # the contract's own round
+            if steps_together(cls):
                 by_class.setdefault((form, cls), []).append(k)
             else:
-                self.alone.append((k, form, cls.learn_kernel is not Learner.learn_kernel))
+                self.alone.append((k, form, cls.learn_checked is Learner.learn_checked))
         self._groups: list[_Group] = []
         for (form, _), ks in by_class.items():
             for i in range(0, len(ks), GROUP_WIDTH):

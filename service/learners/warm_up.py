@@ -43,7 +43,7 @@ from .feature_maps import ORDERS, quadratic_scores
 from .first_order import LINEAR_SCORES_WIDTH, linear_scores
 from .hedge import THRESHOLDS, chosen_threshold, hedge_steps, hedge_vote
 from .inputs import max_abs
-from .member_steps import MemberSteps, Outcomes
+from .member_steps import MemberSteps, Outcomes, steps_together
 from .selection import Tally
 from .standardise import standard_kernel_vector, standardise_rows
 
@@ -183,7 +183,7 @@ def _exercise_one(cls: type[Learner], params: dict[str, Any]) -> None:
     learner.run(np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0]]), np.array([1, -1]))
     _ = learner.rho
     learner.weights()
-    if cls.learn_checked is Learner.learn_checked:  # in an ensemble, a class's members step together
+    if steps_together(cls):  # in an ensemble, a class's members step together
         group = [cls(3, fit_intercept=True, **params) for _ in range(2)]
         steps, out = MemberSteps(group, ["raw", "raw"]), Outcomes.empty(2)
         steps.step(group, {"raw": (np.array([1, 3]), np.array([1.0, 1.0]))}, 1, out)  # writable only

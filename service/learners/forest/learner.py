@@ -201,13 +201,8 @@ class AMF(Learner):
             return False
         return x.shape == self._row_shape and bool(x.flags.c_contiguous)
 
-    def learn_checked(self, vector: SparseVector, y: int) -> UpdateInfo:
-        self._refuse_if_borrowed()
-        self._reserve(1)
-        return super().learn_checked(vector, y)
-
     def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
-        """:meth:`learn_checked` without its :class:`UpdateInfo` (the room for the label made first)."""
+        """:meth:`Learner.learn_kernel`, the room for the label made first (so ``learn_checked`` too)."""
         self._refuse_if_borrowed()
         self._reserve(1)
         return super().learn_kernel(vector, y)
