@@ -169,8 +169,9 @@ class Learner(LearnerInterface):
     """The algorithm's state record (a namedtuple of arrays, ``counts`` then ``w``)."""
     params_type: ClassVar[type] = NoParams
     """The algorithm's params record, what :meth:`kernel_params` returns."""
-    kernels: ClassVar[tuple[Callable[..., Any], Callable[..., Any]]]
-    """``(score, update)``: the two numba kernels, bound to ``state_type`` by :func:`register`."""
+    kernels: ClassVar[tuple[Callable[..., Any], ...]]
+    """``(score, update)``: the two numba kernels, bound to ``state_type`` by :func:`register`; a
+    third, when given, is the fused step (:attr:`driver.Kernels.step`)."""
     needs_presence: ClassVar[bool] = False
     """Whether it reads which features are present: its input keeps explicit zeros (a dense
     vector is all present; a sparse pair or matrix holds the present indices)."""
@@ -491,7 +492,6 @@ def register(classes: Iterable[type[Learner]]) -> dict[str, type[Learner]]:
     for cls in classes:
         if cls.algorithm in registry:
             raise ValueError(f"two learners are called {cls.algorithm!r}")
-        score_fn, update_fn = cls.kernels
-        driver.register(cls.state_type, cls.params_type, score_fn, update_fn)
+        driver.register(cls.state_type, cls.params_type, *cls.kernels)
         registry[cls.algorithm] = cls
     return registry

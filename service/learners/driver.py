@@ -7,7 +7,9 @@ An algorithm is three typed records and two kernels (the recipe is in
 - its *params*, a ``NamedTuple`` of typed scalars (floats and ints; an enumeration such as
   :class:`~service.learners.losses.Loss` is held as its ``int``), or :class:`NoParams`;
 - ``score(st, idx, val) -> float``: ``mu . x`` for the canonical sparse ``x``;
-- ``update(st, p, idx, val, y, score, rho) -> (loss, updated)``: one online step.
+- ``update(st, p, idx, val, y, score, rho) -> (loss, updated)``: one online step;
+- optionally a fused ``step(st, p, idx, val, y, rho) -> (score, loss, updated)``, both in one
+  pass, for an algorithm whose update walks what its score walks (:attr:`Kernels.step`).
 
 An update is, mathematically, a function ``(state, params, x, y, score, rho) -> state'`` (that
 is how :mod:`research.reference.steps` writes every algorithm, on dense vectors). The kernel
@@ -71,6 +73,10 @@ class Kernels(NamedTuple):
     params_type: type
     score: Callable[..., Any]
     update: Callable[..., Any]
+    step: Callable[..., Any] | None = None
+    """``(st, p, idx, val, y, rho) -> (score, loss, updated)``: ``score`` then ``update`` in one
+    pass, for an algorithm whose update walks what its score walks (the forest); the same bits as
+    the pair, which the driver then does not call one after the other."""
 
 
 class Entries(NamedTuple):
@@ -106,11 +112,16 @@ _ENTRIES: dict[type, Entries] = {}
 
 
 def register(
-    state_type: type, params_type: type, score_fn: Callable[..., Any], update_fn: Callable[..., Any]
+    state_type: type,
+    params_type: type,
+    score_fn: Callable[..., Any],
+    update_fn: Callable[..., Any],
+    step_fn: Callable[..., Any] | None = None,
 ) -> None:
     """Declare the kernels of the algorithm whose state is ``state_type`` (one algorithm per
-    state type: the type is what picks the kernels at compile time)."""
-    entry = Kernels(params_type, score_fn, update_fn)
+    state type: the type is what picks the kernels at compile time); ``step_fn`` is
+    :attr:`Kernels.step`."""
+    entry = Kernels(params_type, score_fn, update_fn, step_fn)
     if _KERNELS.setdefault(state_type, entry) != entry:
         raise ValueError(
             f"{state_type.__name__} already has other kernels: give each algorithm its own state type"
@@ -179,20 +190,36 @@ def _score_impl(st: Any, idx: Any, val: Any) -> Callable[..., float]:
 
 @overload(step)
 def _step_impl(st: Any, p: Any, rho_cfg: Any, idx: Any, val: Any, y: Any) -> Callable[..., Any]:
-    _, score_fn, update_fn = _KERNELS[st.instance_class]
+    _, score_fn, update_fn, step_fn = _KERNELS[st.instance_class]
 
     # numba requires the implementation's parameters to match the overload's exactly.
     def impl(st: Any, p: Any, rho_cfg: Any, idx: Any, val: Any, y: Any) -> tuple[float, float, bool, float]:
         s = score_fn(st, idx, val)
         rho = current_rho(rho_cfg, st.counts)
         loss, updated = update_fn(st, p, idx, val, y, s, rho)
-        if y > 0:
-            st.counts[0] += 1
-        else:
-            st.counts[1] += 1
+        count_label(st.counts, y)
         return s, loss, updated, rho
 
-    return impl
+    if step_fn is None:
+        return impl
+    fused_step: Callable[..., Any] = step_fn
+
+    def fused(st: Any, p: Any, rho_cfg: Any, idx: Any, val: Any, y: Any) -> tuple[float, float, bool, float]:
+        rho = current_rho(rho_cfg, st.counts)
+        s, loss, updated = fused_step(st, p, idx, val, y, rho)
+        count_label(st.counts, y)
+        return s, loss, updated, rho
+
+    return fused
+
+
+@kernel
+def count_label(counts: np.ndarray, y: int) -> None:
+    """``[t_p, t_n]`` counts the label ``y``."""
+    if y > 0:
+        counts[0] += 1
+    else:
+        counts[1] += 1
 
 
 @kernel

@@ -14,7 +14,7 @@ from model_store.codec import decode_state, encode_state
 from research.reference import steps as reference
 from service.datasets import load
 from service.learners import InvalidInput, InvalidParameter, create
-from service.learners.forest.kernels import forest_proba
+from service.learners.forest.kernels import forest_proba, forest_score, forest_update
 from service.learners.forest.learner import AMF, forest_nbytes, node_nbytes
 from service.model_config import ModelConfig
 
@@ -116,6 +116,30 @@ def test_a_dense_row_scores_and_learns_as_its_sparse_pair(stream: tuple, interce
             call()
         assert (refused.value.field, refused.value.problem) == ("x", "contains NaN or inf")
     assert same_state(dense.to_state(), pair.to_state())
+
+
+@settings(max_examples=25, deadline=None)
+@given(streams, st.integers(0, 2**32), st.sampled_from([5, 11, 4096]), st.booleans(), st.booleans())
+def test_the_one_pass_round_is_the_score_then_the_update(
+    stream: tuple, seed: int, max_nodes: int, aggregate: bool, split_pure: bool
+) -> None:
+    """A round (``learn``: the driver runs the fused ``forest_step``, which takes the score on the
+    walk down) gives the bits of ``forest_score`` then ``forest_update`` called one after the other:
+    its score, its loss and every array, splits below the root and full trees included."""
+    X, y = stream
+    params = dict(seed=seed, max_nodes=max_nodes, use_aggregation=aggregate, split_pure=split_pure)
+    fused, pair = forest(**params), forest(**params)
+    for x, label in zip(X, y.tolist(), strict=True):
+        idx, val = np.flatnonzero(x), x[np.flatnonzero(x)]
+        info = fused.learn((idx, val), label)
+        pair._reserve(1)
+        st_ = pair._st
+        s = forest_score(st_, idx, val)
+        rho = pair.rho
+        loss, updated = forest_update(st_, pair._kernel_params, idx, val, label, s, rho)
+        st_.counts[0 if label > 0 else 1] += 1
+        assert (info.score, info.loss, info.updated, info.rho) == (s, loss, updated, rho)
+    assert same_state(fused.to_state(), pair.to_state())
 
 
 @pytest.mark.parametrize("rho", [0.25, 1.0, 9.0])

@@ -123,6 +123,29 @@ def forest_proba(st: Any, x: np.ndarray) -> tuple[float, float]:
 
 
 @kernel
+def tree_proba(
+    st: Any, t: int, v: int, x: np.ndarray, p: float, q: float, rest: float
+) -> tuple[float, float]:
+    """The rest of tree ``t``'s term in :func:`forest_proba`, from node ``v`` down, given the sums
+    ``p``, ``q`` and ``rest`` of the nodes above: the same operations in the same order."""
+    a = st.hyper[DIRICHLET]
+    aggregate = st.hyper[AGGREGATE] != 0.0
+    nc, lw, lwt = st.node_counts, st.log_weight, st.log_weight_tree
+    while True:
+        n = nc[t, v, 0] + nc[t, v, 1]
+        pv = (nc[t, v, 0] + a) / (n + 2.0 * a)
+        qv = (nc[t, v, 1] + a) / (n + 2.0 * a)
+        if st.left[t, v] < 0:
+            return p + rest * pv, q + rest * qv
+        if aggregate:
+            b = 0.5 * math.exp(lw[t, v] - lwt[t, v])
+            p += rest * b * pv
+            q += rest * b * qv
+            rest *= 1.0 - b
+        v = st.left[t, v] if x[st.feature[t, v]] <= st.threshold[t, v] else st.right[t, v]
+
+
+@kernel
 def forest_score(st: Any, idx: np.ndarray, val: np.ndarray) -> float:
     """``log(p / q) + log(rho)``: its sign is the cost-optimal decision ``p >= 1 / (1 + rho)``
     (:mod:`service.learners.posterior`)."""
@@ -209,22 +232,46 @@ def log_mean_exp2(a: float, b: float) -> float:
 
 
 @kernel
-def forest_learn(st: Any, x: np.ndarray, c: int) -> None:
+def forest_learn(st: Any, x: np.ndarray, c: int) -> tuple[float, float]:
     """Every tree learns ``(x, c)`` (``c`` = 0 for +1, 1 for -1): the walk down, then ``W`` up.
+    Returns the forest's ``(P(+|x), P(-|x))`` *before* the label, :func:`forest_proba`'s sums in its
+    order: the walk down is the prediction's walk, each node's term taken before the node learns,
+    until a split leaves the old path, whose rest (nodes this label does not change) is then walked
+    as :func:`forest_proba` walks it. So a round scores and learns in one pass.
 
     One loop over the trees, the arrays indexed by ``[t, v]`` in place: a view per tree, or the
     state record passed to a helper per tree or node, costs reference counting on every array."""
     h = st.hyper
     step, a, split_pure = h[STEP], h[DIRICHLET], h[SPLIT_PURE] != 0.0
+    aggregate = h[AGGREGATE] != 0.0
     room = min(int(h[MAX_NODES]), st.left.shape[1])
     nc, lo, up, lw, lwt = st.node_counts, st.lower, st.upper, st.log_weight, st.log_weight_tree
     left, right, parent = st.left, st.right, st.parent
     feature, threshold, time = st.feature, st.threshold, st.time
-    for t in range(st.n_nodes.shape[0]):
+    n_trees = st.n_nodes.shape[0]
+    p_sum = 0.0
+    q_sum = 0.0
+    for t in range(n_trees):
         v = 0
         at_new_leaf = False
+        scoring = True  # v lies on the prediction's path and its term is still to be taken
+        p = 0.0
+        q = 0.0
+        rest = 1.0
         while True:
             n = nc[t, v, 0] + nc[t, v, 1]
+            if scoring:  # forest_proba's term for v, before v learns
+                pv = (nc[t, v, 0] + a) / (n + 2.0 * a)
+                qv = (nc[t, v, 1] + a) / (n + 2.0 * a)
+                if left[t, v] < 0:
+                    p_sum += p + rest * pv
+                    q_sum += q + rest * qv
+                    scoring = False
+                elif aggregate:
+                    b = 0.5 * math.exp(lw[t, v] - lwt[t, v])
+                    p += rest * b * pv
+                    q += rest * b * qv
+                    rest *= 1.0 - b
             grown = -1
             inside = False  # x is known to lie in v's box: the box stays
             if not at_new_leaf and n > 0.0 and st.n_nodes[t] + 2 <= room and (split_pure or nc[t, v, c] != n):
@@ -239,6 +286,12 @@ def forest_learn(st: Any, x: np.ndarray, c: int) -> None:
                     split_time = time[t, v] - math.log(1.0 - uniform(st.rng, t)) / e
                     child = left[t, v]
                     if child < 0 or split_time < time[t, child]:
+                        if scoring:  # the prediction goes on below v, in the subtree the split keeps
+                            below = left[t, v] if x[feature[t, v]] <= threshold[t, v] else right[t, v]
+                            pt, qt = tree_proba(st, t, below, x, p, q, rest)
+                            p_sum += pt
+                            q_sum += qt
+                            scoring = False
                         grown = split(st, t, v, x, e, split_time)
             # v sees (x, c): its box grows to x, w_v takes the log-loss before the label, which is counted
             if n == 0.0:
@@ -268,13 +321,26 @@ def forest_learn(st: Any, x: np.ndarray, c: int) -> None:
             else:
                 lwt[t, v] = log_mean_exp2(lw[t, v], lwt[t, left[t, v]] + lwt[t, right[t, v]])
             v = parent[t, v]
+    return p_sum / n_trees, q_sum / n_trees
 
 
 @kernel
 def forest_update(st: Any, p: Any, idx: np.ndarray, val: np.ndarray, y: int, score: float,
                   rho: float) -> tuple[float, bool]:  # fmt: skip
     """Every tree learns ``(x, y)``; returns the forest's log-loss on ``y`` before the update,
-    ``log(1 + exp(-y (score - log rho)))``, and ``True`` (every label moves the counts)."""
+    ``log(1 + exp(-y (score - log rho)))``, and ``True`` (every label moves the counts). The
+    driver runs :func:`forest_step`, which is this with the score taken on the way."""
     x = dense(idx, val, st.lower.shape[2])
     forest_learn(st, x, 0 if y > 0 else 1)
     return decision_loss(y, score, rho), True
+
+
+@kernel
+def forest_step(st: Any, p: Any, idx: np.ndarray, val: np.ndarray, y: int,
+                rho: float) -> tuple[float, float, bool]:  # fmt: skip
+    """:func:`forest_score` then :func:`forest_update` in one walk per tree (:func:`forest_learn`
+    returns the posterior before the label): ``(score, loss, True)``, the same bits as the pair."""
+    x = dense(idx, val, st.lower.shape[2])
+    p_plus, p_minus = forest_learn(st, x, 0 if y > 0 else 1)
+    s = decision_score(p_plus, p_minus, bias(st))
+    return s, decision_loss(y, s, rho), True

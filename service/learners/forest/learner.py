@@ -39,7 +39,7 @@ from ..covariance import DEFAULT_MEMORY_BUDGET, memory_budget
 from ..errors import InvalidInput, InvalidParameter
 from ..inputs import SparseVector
 from ..nonlinear import bounded_int, seed_value
-from .kernels import HYPER, NODE_ARRAYS, ForestState, forest_score, forest_update
+from .kernels import HYPER, NODE_ARRAYS, ForestState, forest_score, forest_step, forest_update
 from .rng import initial_counters
 
 MAX_FEATURES = 1024
@@ -84,7 +84,7 @@ class AMF(Learner):
         "memory_budget": (DEFAULT_MEMORY_BUDGET, memory_budget),
     }
     state_type = ForestState
-    kernels = (forest_score, forest_update)
+    kernels = (forest_score, forest_update, forest_step)
 
     @staticmethod
     def full_nbytes(n_features: int, params: Mapping[str, Any]) -> int:
