@@ -328,18 +328,17 @@ class EtaGrid(LearnerInterface):
 
         The members of one class over one input form whose round is the contract's own step in one
         compiled call (:class:`~service.learners.member_steps.MemberSteps`, the same bits as a call
-        each); the scores go to the vote (float64), their signs to the vote and the tally (int8), a
-        row each."""
+        each); the vote and the tally then learn the label from the scores in one compiled call
+        (:meth:`~service.learners.hedge.VoteState.learn_label`)."""
         chosen = self.leader()
         out = self._outcomes
         self._steps.step(self.members, kernels, label, out)
-        scores = out.scores
-        predictions = np.where(scores >= 0.0, 1, -1).astype(np.int8)
-        score = float(scores[chosen])
-        if self.selection == "hedge":
-            score = float(self._hedge(predictions[None, :], scores[None, :], np.array([label]))[0])
+        hedge, scores = self.selection == "hedge", out.scores
+        hedged = self._vote_state.learn_label(
+            scores, label, self._tally, hedge, self.objective == "cost", self.alpha_p, self.c_p
+        )
+        score = hedged if hedge else float(scores[chosen])
         self._leader = None
-        self._tally.record_label(predictions, label)
         return UpdateInfo(
             score, float(out.losses[chosen]), bool(np.count_nonzero(out.updated)), float(out.rhos[chosen])
         )

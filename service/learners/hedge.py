@@ -48,7 +48,7 @@ import numpy as np
 
 from ..jit_cache import kernel
 from .errors import InvalidInput
-from .selection import TIE_TOLERANCE
+from .selection import TIE_TOLERANCE, Tally, record_label
 
 ETA = 0.1
 ALPHA = 1e-3
@@ -140,6 +140,32 @@ def hedge_steps(
     return scores
 
 
+@kernel
+def label_round(
+    scores: np.ndarray, label: int, hedge: bool, log_w: np.ndarray, mistakes: np.ndarray, cost: bool,
+    alpha_p: float, c_p: float, prior: np.ndarray, counts: np.ndarray, window_counts: np.ndarray,
+    recent: np.ndarray, cursor: np.ndarray,
+) -> float:  # fmt: skip
+    """One label after the members' round, in one compiled call: their predictions ``sign(s_k)``
+    (``+1`` at 0); with ``hedge``, :func:`hedge_steps` on that one label (the class counts those
+    of the tally, ``counts[0, :2]``, before it), whose score it returns (NaN without); then the
+    tally records the label (:func:`~service.learners.selection.record_label`)."""
+    k = scores.shape[0]
+    predictions = np.empty((1, k), np.int8)
+    for j in range(k):
+        predictions[0, j] = 1 if scores[j] >= 0.0 else -1
+    score = np.nan
+    if hedge:
+        labels = np.full(1, label, np.int64)
+        S = scores.reshape(1, k)
+        class_counts = counts[0, :2].copy()
+        score = hedge_steps(
+            log_w, class_counts, mistakes, predictions, S, labels, cost, alpha_p, c_p, ETA, ALPHA, prior
+        )[0]
+    record_label(counts, window_counts, recent, cursor, predictions[0], label)
+    return score
+
+
 class VoteState:
     """The vote's state: the prior (rebuilt from the roster, never stored), the log-weights and the
     thresholds' mistakes (both in the model's state)."""
@@ -171,6 +197,19 @@ class VoteState:
         self._theta = None
         args = (self.log_w, counts.copy(), self.mistakes, P, S, np.asarray(labels, dtype=np.int64))
         return np.asarray(hedge_steps(*args, cost, alpha_p, c_p, ETA, ALPHA, self.prior))
+
+    def learn_label(
+        self, scores: np.ndarray, label: int, tally: Tally, hedge: bool, cost: bool, alpha_p: float,
+        c_p: float,
+    ) -> float:  # fmt: skip
+        """:func:`label_round`: with ``hedge`` the weights and thresholds learn the label (the score
+        before it is returned); ``tally`` records it either way."""
+        if hedge:
+            self._theta = None
+        return float(label_round(
+            scores, label, hedge, self.log_w, self.mistakes, cost, alpha_p, c_p, self.prior,
+            tally.counts, tally.window_counts, tally.recent, tally.cursor,
+        ))  # fmt: skip
 
     def arrays(self, share: Callable[[np.ndarray], np.ndarray] = np.asarray) -> dict[str, np.ndarray]:
         return {"hedge_log_w": share(self.log_w), "hedge_threshold_mistakes": share(self.mistakes)}

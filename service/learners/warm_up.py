@@ -41,7 +41,7 @@ from .base import Learner, OnlineLearner, read_only
 from .errors import InvalidParameter
 from .feature_maps import ORDERS, quadratic_scores
 from .first_order import LINEAR_SCORES_WIDTH, linear_scores
-from .hedge import THRESHOLDS, chosen_threshold, hedge_steps, hedge_vote
+from .hedge import THRESHOLDS, VoteState, chosen_threshold, hedge_steps, hedge_vote
 from .inputs import max_abs
 from .member_steps import MemberSteps, Outcomes, steps_together
 from .selection import Tally
@@ -208,6 +208,7 @@ def _exercise_hedge() -> None:
     chosen_threshold(counts, mistakes, False, 0.5, 0.9)
     hedge_steps(log_w, counts, mistakes, signs, scores, labels, False, 0.5, 0.9, 0.3, 0.001, prior)
     Tally(2, 2).record_label(signs[0], 1)
+    VoteState(prior).learn_label(scores[0], 1, Tally(2, 2), True, False, 0.5, 0.9)
 
 
 def _specialisations() -> dict[int, set[Any]]:
