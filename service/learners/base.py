@@ -172,6 +172,8 @@ class Learner(LearnerInterface):
     kernels: ClassVar[tuple[Callable[..., Any], ...]]
     """``(score, update)``: the two numba kernels, bound to ``state_type`` by :func:`register`; a
     third, when given, is the fused step (:attr:`driver.Kernels.step`)."""
+    flat_record: ClassVar[Callable[..., Any] | None] = None
+    """The kernel making the state record of ``_flat``, when that is not ``tuple(record)``."""
     needs_presence: ClassVar[bool] = False
     """Whether it reads which features are present: its input keeps explicit zeros (a dense
     vector is all present; a sparse pair or matrix holds the present indices)."""
@@ -492,6 +494,7 @@ def register(classes: Iterable[type[Learner]]) -> dict[str, type[Learner]]:
     for cls in classes:
         if cls.algorithm in registry:
             raise ValueError(f"two learners are called {cls.algorithm!r}")
-        driver.register(cls.state_type, cls.params_type, *cls.kernels)
+        kernels, step_fn = cls.kernels, (cls.kernels[2] if len(cls.kernels) > 2 else None)
+        driver.register(cls.state_type, cls.params_type, kernels[0], kernels[1], step_fn, cls.flat_record)
         registry[cls.algorithm] = cls
     return registry

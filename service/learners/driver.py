@@ -117,17 +117,20 @@ def register(
     score_fn: Callable[..., Any],
     update_fn: Callable[..., Any],
     step_fn: Callable[..., Any] | None = None,
+    record: Callable[..., Any] | None = None,
 ) -> None:
     """Declare the kernels of the algorithm whose state is ``state_type`` (one algorithm per
     state type: the type is what picks the kernels at compile time); ``step_fn`` is
-    :attr:`Kernels.step`."""
+    :attr:`Kernels.step`. ``record``: the compiled function that makes the state record of the
+    plain tuple the learner passes its single-call entries (:class:`Entries`), when that tuple is
+    not the record's own arrays (the forest packs its node arrays in fewer, each field a view)."""
     entry = Kernels(params_type, score_fn, update_fn, step_fn)
     if _KERNELS.setdefault(state_type, entry) != entry:
         raise ValueError(
             f"{state_type.__name__} already has other kernels: give each algorithm its own state type"
         )
     if state_type not in _ENTRIES:
-        _ENTRIES[state_type] = _flat_entries(state_type, params_type)
+        _ENTRIES[state_type] = _flat_entries(state_type if record is None else record, params_type)
 
 
 def entries(state_type: type) -> Entries:
@@ -246,9 +249,10 @@ def learn_stream(st: Any, p: Any, rho_cfg: RhoConfig, indptr: np.ndarray,
         updated[i] = upd
 
 
-def _flat_entries(state_type: type, params_type: type) -> Entries:
-    """:class:`Entries` for one state type: numba specialises (and caches) each closure for the
-    records it closes over."""
+def _flat_entries(state_type: Callable[..., Any], params_type: type) -> Entries:
+    """:class:`Entries` for one state type (``state_type(*arrays)`` makes its record: the type, or
+    the ``record`` function :func:`register` was given): numba specialises (and caches) each closure
+    for the records it closes over."""
 
     @kernel
     def flat_score_one(arrays: Any, idx: np.ndarray, val: np.ndarray) -> float:

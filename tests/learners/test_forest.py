@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from model_store.codec import decode_state, encode_state
 from research.reference import steps as reference
 from service.datasets import load
 from service.learners import InvalidInput, InvalidParameter, create
-from service.learners.forest.kernels import forest_proba, forest_score, forest_update
+from service.learners.forest.kernels import PACKS, forest_proba, forest_score, forest_update
 from service.learners.forest.learner import AMF, forest_nbytes, node_nbytes
 from service.model_config import ModelConfig
 
@@ -140,6 +142,41 @@ def test_the_one_pass_round_is_the_score_then_the_update(
         st_.counts[0 if label > 0 else 1] += 1
         assert (info.score, info.loss, info.updated, info.rho) == (s, loss, updated, rho)
     assert same_state(fused.to_state(), pair.to_state())
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle", "load_state"])
+def test_a_copy_learns_on_with_the_same_bits_and_its_own_packed_arrays(how: str) -> None:
+    """The node arrays are views of four blocks, which the single calls pass (8 arrays, not 15). A
+    copy (deepcopy, pickle, a fresh forest loading the state) has its own blocks, its node arrays
+    views of them again, and learns on with the original's bits without touching the original."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, D))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 > 1.0, 1, -1).tolist()
+    original = forest(seed=3, fit_intercept=True)
+    for x, label in zip(X[:200], y[:200], strict=True):
+        original.learn(x, label)
+    if how == "deepcopy":
+        twin = copy.deepcopy(original)
+    elif how == "pickle":
+        twin = pickle.loads(pickle.dumps(original))
+    else:
+        twin = forest(seed=3, fit_intercept=True)
+        twin.load_state(original.to_state())
+    for learner in (original, twin):
+        blocks = learner._flat[4:]
+        assert len(learner._flat) == 8
+        for block, names in zip(blocks, PACKS, strict=True):
+            assert all(getattr(learner._st, name).base is block for name in names)
+    assert not any(np.shares_memory(a, b) for a in original._flat for b in twin._flat)
+    before = original.to_state()
+    for x, label in zip(X[200:300], y[200:300], strict=True):
+        assert twin.score(x) == original.score(x)
+        assert twin.learn(x, label) == original.learn(x, label)
+    assert same_state(twin.to_state(), original.to_state())
+    for x, label in zip(X[300:], y[300:], strict=True):
+        twin.learn(x, label)
+    assert not same_state(twin.to_state(), original.to_state())
+    assert not same_state(before, original.to_state())
 
 
 @pytest.mark.parametrize("rho", [0.25, 1.0, 9.0])

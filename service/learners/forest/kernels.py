@@ -75,11 +75,32 @@ NODE_ARRAYS = ("parent", "left", "right", "feature", "threshold", "time", "node_
                "log_weight", "log_weight_tree", "lower", "upper")  # fmt: skip
 """The arrays with a node axis (axis 1)."""
 
+PACKS = (
+    ("parent", "left", "right", "feature"), ("threshold", "time", "log_weight", "log_weight_tree"),
+    ("node_counts",), ("lower", "upper"),
+)  # fmt: skip
+"""How the learner holds the node arrays: each group stacked in one block along a new first axis
+(the links, the node scalars, the counts, the boxes), each array a C-contiguous view of its block,
+so that a call passes 8 arrays, not 15 (:func:`forest_record`)."""
+
 HYPER = (
     "step", "dirichlet", "use_aggregation", "split_pure", "max_nodes", "rho_mode", "rho_fixed", "alpha_p",
 )  # fmt: skip
 """The entries of ``hyper``, in order."""
 STEP, DIRICHLET, AGGREGATE, SPLIT_PURE, MAX_NODES, RHO_MODE, RHO_FIXED, ALPHA_P = range(len(HYPER))
+
+
+@kernel
+def forest_record(
+    counts: np.ndarray, hyper: np.ndarray, n_nodes: np.ndarray, rng: np.ndarray, links: np.ndarray,
+    scalars: np.ndarray, node_counts: np.ndarray, boxes: np.ndarray,
+) -> Any:  # fmt: skip
+    """The state record of the learner's plain tuple: the first four arrays, then the node arrays
+    as views of their blocks (:data:`PACKS`); the kernels see the record they always see."""
+    return ForestState(
+        counts, hyper, n_nodes, rng, links[0], links[1], links[2], links[3], scalars[0], scalars[1],
+        node_counts[0], scalars[2], scalars[3], boxes[0], boxes[1],
+    )  # fmt: skip
 
 
 @kernel

@@ -17,7 +17,9 @@ river's ``forest.AMFClassifier`` defaults where it has them:
 
 The node arrays grow (doubling, up to ``max_nodes``) as the trees do, so memory, ``to_state`` and
 checkpoints are proportional to the nodes in use: ``to_state`` holds the first
-``max(n_nodes)`` nodes of every tree. The arrays are sized before each call so that no split is
+``max(n_nodes)`` nodes of every tree. In memory they are views of four blocks
+(:data:`~.kernels.PACKS`), which the single calls pass: numba's dispatch costs about 60 ns an array
+argument on every call, and a forest has fifteen; the state and checkpoints name each array as before. The arrays are sized before each call so that no split is
 ever refused for room below the budget: results do not depend on how calls are batched.
 
 Input: a dense vector of ``d <= MAX_FEATURES`` features, or a sparse one (absent features are 0),
@@ -38,8 +40,18 @@ from ..base import BOOLEANS, Learner, UpdateInfo, flag, positive
 from ..covariance import DEFAULT_MEMORY_BUDGET, memory_budget
 from ..errors import InvalidInput, InvalidParameter
 from ..inputs import SparseVector
+from ..interface import bump_state_epoch
 from ..nonlinear import bounded_int, seed_value
-from .kernels import HYPER, NODE_ARRAYS, ForestState, forest_score, forest_step, forest_update
+from .kernels import (
+    HYPER,
+    NODE_ARRAYS,
+    PACKS,
+    ForestState,
+    forest_record,
+    forest_score,
+    forest_step,
+    forest_update,
+)
 from .rng import initial_counters
 
 MAX_FEATURES = 1024
@@ -69,6 +81,18 @@ def at_least_three(value: Any) -> int:
     return n
 
 
+def block_of(views: list[np.ndarray]) -> np.ndarray | None:
+    """The block whose rows ``views`` are, in order, if they are (else None)."""
+    block = views[0].base
+    if not isinstance(block, np.ndarray) or block.shape[0] != len(views) or not block.flags.c_contiguous:
+        return None
+    for i, view in enumerate(views):
+        offset = view.ctypes.data - block.ctypes.data
+        if view.base is not block or view.shape != block.shape[1:] or offset != i * block.strides[0]:
+            return None
+    return block
+
+
 class AMF(Learner):
     """The Aggregated Mondrian Forest; see the module docstring and :mod:`.kernels`."""
 
@@ -85,6 +109,7 @@ class AMF(Learner):
     }
     state_type = ForestState
     kernels = (forest_score, forest_update, forest_step)
+    flat_record = forest_record
 
     @staticmethod
     def full_nbytes(n_features: int, params: Mapping[str, Any]) -> int:
@@ -127,16 +152,13 @@ class AMF(Learner):
         return arrays
 
     def _node_arrays(self, trees: int, nodes: int) -> dict[str, np.ndarray]:
-        shapes: dict[str, tuple[tuple[int, ...], type]] = {
-            "parent": ((), np.int32), "left": ((), np.int32), "right": ((), np.int32),
-            "feature": ((), np.int32), "threshold": ((), np.float64), "time": ((), np.float64),
-            "node_counts": ((2,), np.float64), "log_weight": ((), np.float64),
-            "log_weight_tree": ((), np.float64), "lower": ((self.dim,), np.float64),
-            "upper": ((self.dim,), np.float64),
-        }  # fmt: skip
-        arrays: dict[str, np.ndarray] = {
-            name: np.zeros((trees, nodes, *tail), dtype=dtype) for name, (tail, dtype) in shapes.items()
-        }
+        """Fresh node arrays (links -1, the rest 0), each a view of its block (:data:`PACKS`)."""
+        tails = {"node_counts": (2,), "lower": (self.dim,)}
+        arrays: dict[str, np.ndarray] = {}
+        for names in PACKS:
+            dtype = np.int32 if names[0] == "parent" else np.float64
+            block = np.zeros((len(names), trees, nodes, *tails.get(names[0], ())), dtype=dtype)
+            arrays.update(zip(names, block, strict=True))
         for name in ("parent", "left", "right"):
             arrays[name][...] = -1
         return arrays
@@ -169,6 +191,36 @@ class AMF(Learner):
             if self.params["fit_intercept"]
             else (-1, 0.0)
         )
+
+    @property
+    def _st(self) -> Any:
+        return self._record
+
+    @_st.setter
+    def _st(self, record: Any) -> None:
+        """The record over this forest's arrays, its node arrays first packed in blocks
+        (:data:`~.kernels.PACKS`): ``self._arrays`` and the record then hold views of the blocks,
+        and ``_flat`` the blocks (8 arrays, not 15: numba's dispatch costs about 60 ns an array on
+        every call). Called where the arrays are made (a fresh forest, a loaded state, a resize, a
+        copy; packed already when made by :meth:`_node_arrays`), never per label."""
+        arrays = record._asdict()
+        blocks = []
+        for names in PACKS:
+            block = block_of([arrays[name] for name in names])
+            if block is None:
+                block = np.stack([arrays[name] for name in names])
+                arrays.update(zip(names, block, strict=True))
+            blocks.append(block)
+        self._arrays.update(arrays)
+        self._record = self.state_type(**arrays)
+        self._flat = (arrays["counts"], arrays["hyper"], arrays["n_nodes"], arrays["rng"], *blocks)
+        bump_state_epoch()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copy (deepcopy, pickle) packs its arrays again: copied one by one, its node arrays are
+        no longer views of its blocks."""
+        self.__dict__.update(state)
+        self._st = self.state_type(**self._arrays)
 
     def score(self, x: Any) -> float:
         """:meth:`Learner.score`; a dense float64 row (C-contiguous, ``n_features`` long) is checked,
