@@ -19,8 +19,9 @@ The node arrays grow (doubling, up to ``max_nodes``) as the trees do, so memory,
 checkpoints are proportional to the nodes in use: ``to_state`` holds the first
 ``max(n_nodes)`` nodes of every tree. In memory they are views of four blocks
 (:data:`~.kernels.PACKS`), which the single calls pass: numba's dispatch costs about 60 ns an array
-argument on every call, and a forest has fifteen; the state and checkpoints name each array as before. The arrays are sized before each call so that no split is
-ever refused for room below the budget: results do not depend on how calls are batched.
+argument on every call, and a forest has fifteen; the state and checkpoints name each array as
+before. The arrays are sized before each call so that no split is ever refused for room below the
+budget: results do not depend on how calls are batched.
 
 Input: a dense vector of ``d <= MAX_FEATURES`` features, or a sparse one (absent features are 0),
 densified per call (O(d)); an intercept is a constant coordinate no split ever uses. There is no
@@ -54,6 +55,9 @@ from .kernels import (
 )
 from .rng import initial_counters
 
+FLOAT64 = np.dtype(np.float64)
+"""The dtype of a row the dense entries take (numpy's builtin dtypes are singletons: ``is`` tests
+it, faster than ``==``; a byte-swapped float64 row is not it and takes the general path)."""
 MAX_FEATURES = 1024
 """The widest input: each node keeps a box of ``2 D`` floats and each call densifies ``x``."""
 MAX_TREES = 100
@@ -225,33 +229,35 @@ class AMF(Learner):
     def score(self, x: Any) -> float:
         """:meth:`Learner.score`; a dense float64 row (C-contiguous, ``n_features`` long) is checked,
         made the kernels' vector and scored in one compiled call (:attr:`driver.Entries.score_dense`,
-        the same bits as the general path, which reports bad input)."""
-        if self._is_dense_row(x):
+        the same bits as the general path, which reports bad input). The compiled call returns
+        Python floats and bools already: nothing is converted again."""
+        if type(x) is np.ndarray and x.dtype is FLOAT64 and x.shape == self._row_shape and x.strides == (8,):
             ok, s = self._entries.score_dense(self._flat, x, False, *self._tail)
             if ok:
-                return float(s)
+                return s
         return super().score(x)
 
     def learn(self, x: Any, y: Any) -> UpdateInfo:
         """:meth:`Learner.learn`; a dense float64 row (C-contiguous, ``n_features`` long) is checked,
         made the kernels' vector and learned in one compiled call (:attr:`driver.Entries.learn_dense`,
-        the same round and bits as the general path, which reports bad input)."""
-        if self._is_dense_row(x) and not isinstance(y, BOOLEANS) and y in (-1, 1):
-            self._refuse_if_borrowed()
-            self._reserve(1)
+        the same round and bits as the general path, which reports bad input). The room for the
+        label is :meth:`_reserve`'s, its usual case (a label that fits) inline."""
+        if (
+            type(x) is np.ndarray and x.dtype is FLOAT64 and x.shape == self._row_shape and x.strides == (8,)
+            and not isinstance(y, BOOLEANS) and y in (-1, 1)
+        ):  # fmt: skip
+            if self._borrows:
+                self._refuse_if_borrowed()
+            if self._fit is not None and self._fit > 0:
+                self._fit -= 1
+            else:
+                self._reserve(1)
             ok, s, loss, updated, rho = self._entries.learn_dense(
                 self._flat, self._flat_params, self._flat_rho, x, False, *self._tail, int(y)
             )
             if ok:
-                return UpdateInfo(float(s), float(loss), bool(updated), float(rho))
+                return UpdateInfo(s, loss, updated, rho)
         return super().learn(x, y)
-
-    def _is_dense_row(self, x: Any) -> bool:
-        """Whether ``x`` is a row the compiled dense entries take as it is: a C-contiguous float64
-        array of ``n_features`` (its values are checked in the compiled call)."""
-        if type(x) is not np.ndarray or x.dtype != np.float64:
-            return False
-        return x.shape == self._row_shape and bool(x.flags.c_contiguous)
 
     def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
         """:meth:`Learner.learn_kernel`, the room for the label made first (so ``learn_checked`` too)."""
