@@ -45,7 +45,7 @@ from ..normalization import unit_l2_kernel_vector
 from .base import STATE_FORMAT, Learner, StreamResult, UpdateInfo, read_only
 from .errors import InvalidInput, InvalidParameter
 from .hedge import VoteState, group_prior, hedge_vote
-from .inputs import SparseVector, canonical
+from .inputs import SparseVector, canonical_any
 from .interface import LearnerInterface
 from .member_inputs import MemberInputs, nonzero
 from .member_steps import MemberSteps, Outcomes
@@ -207,9 +207,10 @@ class EtaGrid(LearnerInterface):
     def score(self, x: Any) -> float:
         """The leader's score, or with ``"hedge"`` the weighted vote of the members' margins less the
         vote's threshold (in ``[-1.4, 1.4]``; its sign is the prediction). Over input forms, ``x`` is
-        checked once and scored as :meth:`score_unchecked` scores it (the same bits)."""
+        checked once (:func:`~service.learners.inputs.canonical_any`) and scored as
+        :meth:`score_unchecked` scores it (the same bits)."""
         if self.inputs.forms != ("raw",):
-            return self.score_unchecked(canonical(x, self.n_features))
+            return self.score_unchecked(canonical_any(x, self.n_features))
         if self.selection == "hedge":
             return self._vote(self._checked_kernels(self.inputs.vectors(x), 1))
         leader = self.leader()
@@ -255,7 +256,7 @@ class EtaGrid(LearnerInterface):
         self._refuse_if_borrowed()
         label = Learner._label(y)
         if self.inputs.forms != ("raw",):
-            return self.learn_unchecked(canonical(x, self.n_features), label)
+            return self.learn_unchecked(canonical_any(x, self.n_features), label)
         vectors = self.inputs.vectors(x, learn=True)  # checks x before anything changes
         return self._learn_members(self._checked_kernels(vectors, label), label)
 

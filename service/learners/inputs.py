@@ -66,6 +66,12 @@ def canonical_dense(values: np.ndarray, n_features: int, keep_zeros: bool = Fals
     return (np.arange(n_features, dtype=np.int64), values) if keep_zeros else (idx, val)
 
 
+def canonical_any(x: Any, n_features: int) -> SparseVector:
+    """:func:`canonical` of ``x``; a numpy array by :func:`canonical_dense` (the same vector or the
+    same refusal, in one compiled scan for a float64 row of ``n_features``)."""
+    return canonical_dense(x, n_features) if type(x) is np.ndarray else canonical(x, n_features)
+
+
 def _from_dense(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
     try:
         arr = np.asarray(x)
