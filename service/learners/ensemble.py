@@ -335,11 +335,11 @@ class EtaGrid(LearnerInterface):
         out = self._outcomes
         self._steps.step(self.members, kernels, label, out)
         hedge, scores = self.selection == "hedge", out.scores
-        hedged = self._vote_state.learn_label(
+        hedged, heaviest = self._vote_state.learn_label(
             scores, label, self._tally, hedge, self.objective == "cost", self.alpha_p, self.c_p
         )
         score = hedged if hedge else float(scores[chosen])
-        self._leader = None
+        self._leader = heaviest if hedge else None  # leader() of the counts and weights now
         return UpdateInfo(
             score, float(out.losses[chosen]), bool(np.count_nonzero(out.updated)), float(out.rhos[chosen])
         )

@@ -145,11 +145,13 @@ def label_round(
     scores: np.ndarray, label: int, hedge: bool, log_w: np.ndarray, mistakes: np.ndarray, cost: bool,
     alpha_p: float, c_p: float, prior: np.ndarray, counts: np.ndarray, window_counts: np.ndarray,
     recent: np.ndarray, cursor: np.ndarray,
-) -> float:  # fmt: skip
+) -> tuple[float, int]:  # fmt: skip
     """One label after the members' round, in one compiled call: their predictions ``sign(s_k)``
     (``+1`` at 0); with ``hedge``, :func:`hedge_steps` on that one label (the class counts those
-    of the tally, ``counts[0, :2]``, before it), whose score it returns (NaN without); then the
-    tally records the label (:func:`~service.learners.selection.record_label`)."""
+    of the tally, ``counts[0, :2]``, before it); then the tally records the label
+    (:func:`~service.learners.selection.record_label`). Returns the vote's score before the label
+    and the heaviest member after it (``argmax(log_w)``, the first of ties, as numpy's), or NaN and
+    -1 without ``hedge``."""
     k = scores.shape[0]
     predictions = np.empty((1, k), np.int8)
     for j in range(k):
@@ -163,7 +165,7 @@ def label_round(
             log_w, class_counts, mistakes, predictions, S, labels, cost, alpha_p, c_p, ETA, ALPHA, prior
         )[0]
     record_label(counts, window_counts, recent, cursor, predictions[0], label)
-    return score
+    return score, (int(np.argmax(log_w)) if hedge else -1)
 
 
 class VoteState:
@@ -201,15 +203,15 @@ class VoteState:
     def learn_label(
         self, scores: np.ndarray, label: int, tally: Tally, hedge: bool, cost: bool, alpha_p: float,
         c_p: float,
-    ) -> float:  # fmt: skip
+    ) -> tuple[float, int]:  # fmt: skip
         """:func:`label_round`: with ``hedge`` the weights and thresholds learn the label (the score
-        before it is returned); ``tally`` records it either way."""
+        before it and the heaviest member after it are returned); ``tally`` records it either way."""
         if hedge:
             self._theta = None
-        return float(label_round(
+        return label_round(
             scores, label, hedge, self.log_w, self.mistakes, cost, alpha_p, c_p, self.prior,
             tally.counts, tally.window_counts, tally.recent, tally.cursor,
-        ))  # fmt: skip
+        )  # fmt: skip
 
     def arrays(self, share: Callable[[np.ndarray], np.ndarray] = np.asarray) -> dict[str, np.ndarray]:
         return {"hedge_log_w": share(self.log_w), "hedge_threshold_mistakes": share(self.mistakes)}
