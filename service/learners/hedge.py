@@ -145,13 +145,13 @@ def label_round(
     scores: np.ndarray, label: int, hedge: bool, log_w: np.ndarray, mistakes: np.ndarray, cost: bool,
     alpha_p: float, c_p: float, prior: np.ndarray, counts: np.ndarray, window_counts: np.ndarray,
     recent: np.ndarray, cursor: np.ndarray,
-) -> tuple[float, int]:  # fmt: skip
+) -> tuple[float, int, float]:  # fmt: skip
     """One label after the members' round, in one compiled call: their predictions ``sign(s_k)``
     (``+1`` at 0); with ``hedge``, :func:`hedge_steps` on that one label (the class counts those
     of the tally, ``counts[0, :2]``, before it); then the tally records the label
-    (:func:`~service.learners.selection.record_label`). Returns the vote's score before the label
-    and the heaviest member after it (``argmax(log_w)``, the first of ties, as numpy's), or NaN and
-    -1 without ``hedge``."""
+    (:func:`~service.learners.selection.record_label`). Returns the vote's score before the label,
+    and after it the heaviest member (``argmax(log_w)``, the first of ties, as numpy's) and the
+    threshold :meth:`VoteState.threshold` would choose; NaN, -1 and NaN without ``hedge``."""
     k = scores.shape[0]
     predictions = np.empty((1, k), np.int8)
     for j in range(k):
@@ -165,7 +165,10 @@ def label_round(
             log_w, class_counts, mistakes, predictions, S, labels, cost, alpha_p, c_p, ETA, ALPHA, prior
         )[0]
     record_label(counts, window_counts, recent, cursor, predictions[0], label)
-    return score, (int(np.argmax(log_w)) if hedge else -1)
+    if not hedge:
+        return score, -1, np.nan
+    theta = THRESHOLDS[chosen_threshold(counts[0, :2], mistakes, cost, alpha_p, c_p)]
+    return score, int(np.argmax(log_w)), theta
 
 
 class VoteState:
@@ -205,13 +208,16 @@ class VoteState:
         c_p: float,
     ) -> tuple[float, int]:  # fmt: skip
         """:func:`label_round`: with ``hedge`` the weights and thresholds learn the label (the score
-        before it and the heaviest member after it are returned); ``tally`` records it either way."""
-        if hedge:
-            self._theta = None
-        return label_round(
+        before it and the heaviest member after it are returned, and the threshold after it kept for
+        :meth:`threshold`, of the same ``cost``, ``alpha_p`` and ``c_p``); ``tally`` records it
+        either way."""
+        score, heaviest, theta = label_round(
             scores, label, hedge, self.log_w, self.mistakes, cost, alpha_p, c_p, self.prior,
             tally.counts, tally.window_counts, tally.recent, tally.cursor,
         )  # fmt: skip
+        if hedge:
+            self._theta = theta
+        return score, heaviest
 
     def arrays(self, share: Callable[[np.ndarray], np.ndarray] = np.asarray) -> dict[str, np.ndarray]:
         return {"hedge_log_w": share(self.log_w), "hedge_threshold_mistakes": share(self.mistakes)}
