@@ -10,8 +10,8 @@ forests, builds fresh models (their compiled code loaded before the clock starts
 alternating order:
 
 - ``amf run``: ``Learner.run``, the compiled stream path (input checks and the CSR copy included);
-- ``amf learn``: one ``learn(x, y)`` call per label, the service's path (its ``score`` is the
-  prediction before the update, so one call predicts and learns);
+- ``amf learn``: a ``score(x)`` then a ``learn(x, y)`` call per label, the service's two calls (a
+  prediction, then its label), as river predicts then learns;
 - ``river``: ``predict_proba_one`` then ``learn_one`` per label, the rows already ``{j: x_j}``
   dicts before the clock starts;
 - ``defaults``: the default model of the service (``ModelConfig(n_features=d).build_learner()``),

@@ -231,7 +231,7 @@ class AMF(Learner):
         made the kernels' vector and scored in one compiled call (:attr:`driver.Entries.score_dense`,
         the same bits as the general path, which reports bad input). The compiled call returns
         Python floats and bools already: nothing is converted again."""
-        if type(x) is np.ndarray and x.dtype is FLOAT64 and x.shape == self._row_shape and x.strides == (8,):
+        if self._is_dense_row(x):
             ok, s = self._entries.score_dense(self._flat, x, False, *self._tail)
             if ok:
                 return s
@@ -242,10 +242,7 @@ class AMF(Learner):
         made the kernels' vector and learned in one compiled call (:attr:`driver.Entries.learn_dense`,
         the same round and bits as the general path, which reports bad input). The room for the
         label is :meth:`_reserve`'s, its usual case (a label that fits) inline."""
-        if (
-            type(x) is np.ndarray and x.dtype is FLOAT64 and x.shape == self._row_shape and x.strides == (8,)
-            and not isinstance(y, BOOLEANS) and y in (-1, 1)
-        ):  # fmt: skip
+        if self._is_dense_row(x) and not isinstance(y, BOOLEANS) and y in (-1, 1):
             if self._borrows:
                 self._refuse_if_borrowed()
             if self._fit is not None and self._fit > 0:
@@ -258,6 +255,13 @@ class AMF(Learner):
             if ok:
                 return UpdateInfo(s, loss, updated, rho)
         return super().learn(x, y)
+
+    def _is_dense_row(self, x: Any) -> bool:
+        """Whether ``x`` is a row the compiled dense entries take as it is: a float64 array of
+        ``n_features``, C-contiguous (its values are checked in the compiled call)."""
+        if type(x) is not np.ndarray or x.dtype is not FLOAT64:
+            return False
+        return x.shape == self._row_shape and x.strides == (8,)
 
     def learn_kernel(self, vector: SparseVector, y: int) -> tuple[Any, Any, Any, Any]:
         """:meth:`Learner.learn_kernel`, the room for the label made first (so ``learn_checked`` too)."""
