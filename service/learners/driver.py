@@ -84,9 +84,10 @@ class Entries(NamedTuple):
 
     Numba types a named tuple argument in Python on every call (each field again: about 0.5 us
     an array on a loaded machine, 8 us for a 15-array state) where a plain tuple of arrays or
-    scalars is typed from its fingerprint in C. So the learners pass ``tuple(state)``,
-    ``tuple(params)`` and ``tuple(rho_cfg)``, and these kernels rebuild the records inside the
-    compiled code (free) before running :func:`score_one` or :func:`learn_one`'s body: the same
+    scalars is typed from its fingerprint in C. So the learners pass ``tuple(state)`` (the forest
+    fewer arrays, its node arrays' blocks: :func:`register`'s ``record``), ``tuple(params)`` and
+    ``tuple(rho_cfg)``, and these kernels rebuild the records inside the compiled code (free) before
+    running :func:`score_one` or :func:`learn_one`'s body: the same
     machine code on the same arrays, the same bits. (A stream, :func:`learn_stream`, pays the
     typing once per call and keeps the records.)"""
 
@@ -249,19 +250,19 @@ def learn_stream(st: Any, p: Any, rho_cfg: RhoConfig, indptr: np.ndarray,
         updated[i] = upd
 
 
-def _flat_entries(state_type: Callable[..., Any], params_type: type) -> Entries:
-    """:class:`Entries` for one state type (``state_type(*arrays)`` makes its record: the type, or
-    the ``record`` function :func:`register` was given): numba specialises (and caches) each closure
-    for the records it closes over."""
+def _flat_entries(record: Callable[..., Any], params_type: type) -> Entries:
+    """:class:`Entries` for one state type, whose record ``record(*arrays)`` makes of the plain tuple
+    (the state type itself, or the ``record`` function :func:`register` was given): numba
+    specialises (and caches) each closure for the records it closes over."""
 
     @kernel
     def flat_score_one(arrays: Any, idx: np.ndarray, val: np.ndarray) -> float:
-        return score(state_type(*arrays), idx, val)
+        return score(record(*arrays), idx, val)
 
     @kernel
     def flat_learn_one(arrays: Any, p: Any, rho_cfg: Any, idx: np.ndarray, val: np.ndarray,
                        y: int) -> tuple[float, float, bool, float]:  # fmt: skip
-        return step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+        return step(record(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
 
     @kernel
     def flat_learn_dense(arrays: Any, p: Any, rho_cfg: Any, x: np.ndarray, keep_zeros: bool, tail: int,
@@ -269,7 +270,7 @@ def _flat_entries(state_type: Callable[..., Any], params_type: type) -> Entries:
         ok, idx, val = dense_vector(x, keep_zeros, tail, tail_value)
         if not ok:
             return False, 0.0, 0.0, False, 0.0
-        s, loss, updated, rho = step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+        s, loss, updated, rho = step(record(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
         return True, s, loss, updated, rho
 
     @kernel
@@ -279,7 +280,7 @@ def _flat_entries(state_type: Callable[..., Any], params_type: type) -> Entries:
         ok, idx, val = dense_vector(x, keep_zeros, tail, tail_value)
         if not ok:
             return False, 0.0
-        return True, score(state_type(*arrays), idx, val)
+        return True, score(record(*arrays), idx, val)
 
     @kernel
     def flat_learn_many(group: Any, idx: np.ndarray, val: np.ndarray, y: int, at: np.ndarray,
@@ -287,7 +288,7 @@ def _flat_entries(state_type: Callable[..., Any], params_type: type) -> Entries:
                         rhos: np.ndarray) -> None:  # fmt: skip
         for k in range(len(group)):
             arrays, p, rho_cfg = group[k]
-            s, loss, upd, rho = step(state_type(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+            s, loss, upd, rho = step(record(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
             j = at[k]
             scores[j] = s
             losses[j] = loss
