@@ -179,6 +179,22 @@ def test_a_copy_learns_on_with_the_same_bits_and_its_own_packed_arrays(how: str)
     assert not same_state(before, original.to_state())
 
 
+def test_the_arrays_grow_only_when_the_nodes_in_use_need_it() -> None:
+    """The room for labels is a counter of labels that surely fit (two nodes a tree each); when it
+    runs out the room is counted again from the nodes in use, so the arrays double only when a
+    tree could otherwise run out of room: on a real stream their capacity stays within twice the
+    nodes in use (a doubling on every exhausted counter reached eight times that here)."""
+    data = load("river:phishing")
+    X, y = np.asarray(data.X.todense()), data.y
+    learner = create("amf", n_features=X.shape[1])
+    for x, label in zip(X, y.tolist(), strict=True):
+        learner.learn(np.ascontiguousarray(x), label)
+    in_use = int(learner.to_state()["n_nodes"].max())
+    capacity = learner._arrays["left"].shape[1]
+    assert in_use > 64
+    assert capacity <= 2 * (in_use + 2)
+
+
 @pytest.mark.parametrize("rho", [0.25, 1.0, 9.0])
 def test_the_decision_is_the_cost_optimal_threshold_on_the_posterior(rho: float) -> None:
     """The trees do not depend on rho: ``score = log(p / q) + log(rho)``, so the sign of the score is

@@ -288,14 +288,18 @@ class AMF(Learner):
         """Room for up to ``labels`` more labels: how many (at least one) the arrays now surely hold,
         growing them when none fits. ``self._fit`` counts the labels that surely fit (each adds at
         most two nodes a tree), ``None`` once the arrays are at the budget (the kernels then stop
-        splitting): a plain counter, so that a single ``learn`` pays no array scan."""
+        splitting): a plain counter, so that a single ``learn`` pays no array scan. When it runs
+        out, the room is counted again from the nodes in use (most labels split nothing), and the
+        arrays double only when that finds none."""
         if self._fit is None:
             return labels
         if self._fit < 1:
+            self._fit = self._labels_that_fit()
+        if self._fit is not None and self._fit < 1:
             capacity = self._arrays["left"].shape[1]
             self._resize(min(int(self.params["max_nodes"]), 2 * capacity))
-            if self._fit is None:
-                return labels
+        if self._fit is None:
+            return labels
         taken = min(labels, self._fit)
         self._fit -= taken
         return taken
