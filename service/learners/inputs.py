@@ -38,6 +38,11 @@ def read_only(arr: np.ndarray) -> np.ndarray:
     return view
 
 
+FLOAT64 = np.dtype(np.float64)
+"""The dtype of a row the compiled dense scans take (numpy's builtin dtypes are singletons: ``is``
+tests it, faster than ``==``; a byte-swapped float64 row is not it and takes the general path)."""
+
+
 def canonical(x: Any, n_features: int, keep_zeros: bool = False) -> SparseVector:
     """Validate ``x`` and return it as a canonical sparse vector (explicit zeros kept with
     ``keep_zeros``: the present features of ``x``).
@@ -58,7 +63,7 @@ def canonical_dense(values: np.ndarray, n_features: int, keep_zeros: bool = Fals
     length ``n_features`` is scanned by one kernel without the general checks (the service's
     parser hands over such an array, made from the request's list of numbers), anything else goes
     the general way. ``values`` is kept as the output's values with ``keep_zeros``: pass a fresh array."""
-    if values.dtype != np.float64 or values.shape != (n_features,) or not values.flags.c_contiguous:
+    if values.dtype is not FLOAT64 or values.shape != (n_features,) or values.strides != (8,):
         return _from_dense(values, n_features, keep_zeros)
     status, idx, val = dense_support(values)
     if status != OK:

@@ -40,7 +40,7 @@ from .. import driver
 from ..base import BOOLEANS, Learner, UpdateInfo, flag, positive
 from ..covariance import DEFAULT_MEMORY_BUDGET, memory_budget
 from ..errors import InvalidInput, InvalidParameter
-from ..inputs import SparseVector
+from ..inputs import FLOAT64, SparseVector
 from ..interface import bump_state_epoch
 from ..nonlinear import bounded_int, seed_value
 from .kernels import (
@@ -55,9 +55,6 @@ from .kernels import (
 )
 from .rng import initial_counters
 
-FLOAT64 = np.dtype(np.float64)
-"""The dtype of a row the dense entries take (numpy's builtin dtypes are singletons: ``is`` tests
-it, faster than ``==``; a byte-swapped float64 row is not it and takes the general path)."""
 MAX_FEATURES = 1024
 """The widest input: each node keeps a box of ``2 D`` floats and each call densifies ``x``."""
 MAX_TREES = 100
