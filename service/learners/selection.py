@@ -67,10 +67,10 @@ def record_label(
     predictions: np.ndarray,
     label: int,
 ) -> None:
-    """One label into the counts, in one compiled call: the step of member ``k`` is
-    ``(y = +1, y = -1, y = +1 and p_k != y, y = -1 and p_k != y)`` (``steps_of([label],
-    predictions[None])[0]``); it is added to the all-time counts, replaces the oldest slot of the
-    window ring in the window counts and the ring, and the cursor moves on."""
+    """One label into the counts (in :func:`~service.learners.hedge.label_round`): the step of
+    member ``k`` is ``(y = +1, y = -1, y = +1 and p_k != y, y = -1 and p_k != y)``
+    (``steps_of([label], predictions[None])[0]``); it is added to the all-time counts, replaces the
+    oldest slot of the window ring in the window counts and the ring, and the cursor moves on."""
     slot = cursor[0]
     pos = 1 if label == 1 else 0
     for k in range(predictions.shape[0]):
@@ -93,10 +93,6 @@ class Tally:
         self.window_counts = np.zeros((n_members, 4), dtype=np.int64)  # over the last `window` labels
         self.recent = np.zeros((window, n_members, 4), dtype=np.int8)  # ring of per-label increments
         self.cursor = np.zeros(2, dtype=np.int64)  # [next slot, labels seen]
-
-    def record_label(self, predictions: np.ndarray, label: int) -> None:
-        """One label's step from the members' predictions ``(K,)`` int8 (:func:`record_label`)."""
-        record_label(self.counts, self.window_counts, self.recent, self.cursor, predictions, label)
 
     def before_each(self, steps: np.ndarray, selection: Selection) -> np.ndarray:
         """The counts the selection reads before each of ``steps`` (``(n, K, 4)``), not recorded."""

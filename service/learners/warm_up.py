@@ -207,7 +207,6 @@ def _exercise_hedge() -> None:
     mistakes = np.zeros((THRESHOLDS.shape[0], 2), dtype=np.int64)
     chosen_threshold(counts, mistakes, False, 0.5, 0.9)
     hedge_steps(log_w, counts, mistakes, signs, scores, labels, False, 0.5, 0.9, 0.3, 0.001, prior)
-    Tally(2, 2).record_label(signs[0], 1)
     VoteState(prior).learn_label(scores[0], 1, Tally(2, 2), True, False, 0.5, 0.9)
 
 

@@ -1,5 +1,6 @@
 """The members' counts (:class:`service.learners.selection.Tally`): the compiled one-label record
-is the numpy step it replaces, and both agree with the batch record over a stream."""
+(the tally's part of the ensemble's one compiled call a label, ``hedge.label_round``) is the numpy
+step it replaces, and both agree with the batch record over a stream."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from service.learners.hedge import VoteState
 from service.learners.selection import Tally, steps_of
 
 
@@ -45,8 +47,9 @@ def test_one_compiled_record_per_label_is_the_numpy_step_and_the_batch(
     labels, predictions, window = stream
     k = predictions.shape[1]
     compiled, stepped, batch = Tally(k, window), Tally(k, window), Tally(k, window)
-    for label, row in zip(labels, predictions, strict=True):
-        compiled.record_label(np.ascontiguousarray(row), int(label))
+    votes = VoteState(np.full(k, 1.0 / k))
+    for label, row in zip(labels, predictions, strict=True):  # the members' scores: their signs
+        votes.learn_label(row.astype(np.float64), int(label), compiled, False, False, 0.5, 0.9)
         numpy_record(stepped, steps_of(np.array([label]), row[None, :])[0])
     batch.record_many(steps_of(labels, predictions))
     for a, b, c in zip(state(compiled), state(stepped), state(batch), strict=True):
