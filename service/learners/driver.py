@@ -110,6 +110,7 @@ class Entries(NamedTuple):
 
 _KERNELS: dict[type, Kernels] = {}
 _ENTRIES: dict[type, Entries] = {}
+_RECORDS: dict[type, Callable[..., Any]] = {}
 
 
 def register(
@@ -130,8 +131,10 @@ def register(
         raise ValueError(
             f"{state_type.__name__} already has other kernels: give each algorithm its own state type"
         )
+    if record is not None:
+        _RECORDS[state_type] = record
     if state_type not in _ENTRIES:
-        _ENTRIES[state_type] = _flat_entries(state_type if record is None else record, params_type)
+        _ENTRIES[state_type] = _flat_entries(state_type, params_type)
 
 
 def entries(state_type: type) -> Entries:
@@ -250,19 +253,44 @@ def learn_stream(st: Any, p: Any, rho_cfg: RhoConfig, indptr: np.ndarray,
         updated[i] = upd
 
 
-def _flat_entries(record: Callable[..., Any], params_type: type) -> Entries:
-    """:class:`Entries` for one state type, whose record ``record(*arrays)`` makes of the plain tuple
-    (the state type itself, or the ``record`` function :func:`register` was given): numba
+def make_record(state_type: type, arrays: Any) -> Any:
+    """The state record of a learner's plain tuple: ``state_type(*arrays)``, or the ``record``
+    function :func:`register` was given (callable from jitted code only)."""
+    raise NotImplementedError
+
+
+@overload(make_record)
+def _make_record_impl(state_type: Any, arrays: Any) -> Callable[..., Any]:
+    # Chosen at compile time, like step's kernels: a closure over the record function itself would
+    # not come from the disk cache (numba keys a closure on its pickled cells, and a dispatcher
+    # pickles with an id of its process), where one over the state type does.
+    record = _RECORDS.get(state_type.instance_class)
+    if record is None:
+
+        def whole(state_type: Any, arrays: Any) -> Any:
+            return state_type(*arrays)
+
+        return whole
+    maker: Callable[..., Any] = record
+
+    def packed(state_type: Any, arrays: Any) -> Any:
+        return maker(*arrays)
+
+    return packed
+
+
+def _flat_entries(state_type: type, params_type: type) -> Entries:
+    """:class:`Entries` for one state type (its record made by :func:`make_record`): numba
     specialises (and caches) each closure for the records it closes over."""
 
     @kernel
     def flat_score_one(arrays: Any, idx: np.ndarray, val: np.ndarray) -> float:
-        return score(record(*arrays), idx, val)
+        return score(make_record(state_type, arrays), idx, val)
 
     @kernel
     def flat_learn_one(arrays: Any, p: Any, rho_cfg: Any, idx: np.ndarray, val: np.ndarray,
                        y: int) -> tuple[float, float, bool, float]:  # fmt: skip
-        return step(record(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+        return step(make_record(state_type, arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
 
     @kernel
     def flat_learn_dense(arrays: Any, p: Any, rho_cfg: Any, x: np.ndarray, keep_zeros: bool, tail: int,
@@ -270,7 +298,8 @@ def _flat_entries(record: Callable[..., Any], params_type: type) -> Entries:
         ok, idx, val = dense_vector(x, keep_zeros, tail, tail_value)
         if not ok:
             return False, 0.0, 0.0, False, 0.0
-        s, loss, updated, rho = step(record(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+        st = make_record(state_type, arrays)
+        s, loss, updated, rho = step(st, params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
         return True, s, loss, updated, rho
 
     @kernel
@@ -280,7 +309,7 @@ def _flat_entries(record: Callable[..., Any], params_type: type) -> Entries:
         ok, idx, val = dense_vector(x, keep_zeros, tail, tail_value)
         if not ok:
             return False, 0.0
-        return True, score(record(*arrays), idx, val)
+        return True, score(make_record(state_type, arrays), idx, val)
 
     @kernel
     def flat_learn_many(group: Any, idx: np.ndarray, val: np.ndarray, y: int, at: np.ndarray,
@@ -288,7 +317,8 @@ def _flat_entries(record: Callable[..., Any], params_type: type) -> Entries:
                         rhos: np.ndarray) -> None:  # fmt: skip
         for k in range(len(group)):
             arrays, p, rho_cfg = group[k]
-            s, loss, upd, rho = step(record(*arrays), params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
+            st = make_record(state_type, arrays)
+            s, loss, upd, rho = step(st, params_type(*p), RhoConfig(*rho_cfg), idx, val, y)
             j = at[k]
             scores[j] = s
             losses[j] = loss
