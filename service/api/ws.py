@@ -212,7 +212,11 @@ async def serve_socket(scope: Scope, receive: Receive, send: Send) -> None:
     try:
         read = 0
         while (text := await _receive_text(receive)) is not None:
-            await replies.put(_dispatch(engine, settings, limit, text))
+            item = _dispatch(engine, settings, limit, text)
+            if replies.full():  # the client is ahead by ws_queue_size: stop reading until one leaves
+                await replies.put(item)
+            else:  # no coroutine per message for a put that cannot wait
+                replies.put_nowait(item)
             read += 1
             if read % TURN_EVERY == 0:
                 await asyncio.sleep(0)  # a turn of the loop: what is scored so far goes to the store
@@ -286,11 +290,12 @@ async def _receive_text(receive: Receive) -> str | None:
 async def _send_in_order(
     engine: Engine, send: Send, replies: asyncio.Queue[tuple[Any, Any, Pending] | None]
 ) -> None:
-    while (item := await replies.get()) is not None:
+    while (item := replies.get_nowait() if replies.qsize() else await replies.get()) is not None:
         message_id, kind, pending = item
         try:
             if isinstance(pending, _Predicted):
-                await pending.scored.settled()
+                if not pending.scored.stored.done():  # the messages of a tick share one store call
+                    await pending.scored.settled()
                 reply = _finish(engine, pending)
             elif isinstance(pending, dict | str):
                 reply = pending

@@ -78,7 +78,10 @@ class Appender:
     async def _submit(self, job: _Job) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"appender:{self.model}")
-        await self._queue.put(job)
+        if self._queue.full():  # 10,000 jobs waiting: this request waits for room
+            await self._queue.put(job)
+        else:  # no coroutine per label for a put that cannot wait
+            self._queue.put_nowait(job)
 
     async def _run(self) -> None:
         while True:
